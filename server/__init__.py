@@ -1,0 +1,1 @@
+"""Barajamos game server: aiohttp application, persistence, clocks, bots."""

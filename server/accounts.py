@@ -1,0 +1,239 @@
+"""Accounts: register, log in, log out, sessions, CSRF and the login rate limiter.
+
+- Passwords are hashed with Argon2id (PyNaCl's libsodium `pwhash.argon2id`), off the event loop.
+- A session is a random token in an HttpOnly, SameSite=Lax cookie (Secure over HTTPS); the
+  database keeps only its SHA-256, so a leaked table hands out no live session.
+- CSRF: every state-changing request carries a token (form field `csrf` or header
+  `X-CSRF-Token`) equal to HMAC(cookie_key, the browser's CSRF cookie). A page on another site can
+  neither read the cookie nor compute the token. The Origin header, when sent, must be ours.
+- Login attempts are recorded; too many failures for a name or from an address within
+  `RATE_WINDOW` answer 429 with Retry-After, before the password is even checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+
+import asyncpg
+import nacl.exceptions
+import nacl.pwhash
+from aiohttp import web
+
+SESSION_COOKIE = "barajamos_session"
+CSRF_COOKIE = "barajamos_csrf"
+SESSION_LIFETIME = timedelta(days=30)
+RATE_WINDOW = timedelta(minutes=15)
+MAX_FAILURES_PER_NAME = 5
+MAX_FAILURES_PER_REMOTE = 30
+NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{3,24}$")
+MIN_PASSWORD = 8
+MAX_PASSWORD = 256
+COMMON_PASSWORDS = frozenset({
+    "password", "password1", "12345678", "123456789", "1234567890", "qwertyuiop", "qwerty123",
+    "iloveyou", "11111111", "00000000", "abc12345", "senha123", "truco123", "trucotruco",
+    "admin123", "letmein1", "welcome1", "password123", "qwertyui", "asdfghjk", "zxcvbnm1",
+    "abcdefgh", "87654321",
+})
+
+
+class Role(StrEnum):
+    PLAYER = "player"
+    OPERATOR = "operator"
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: int
+    name: str
+    role: Role
+
+    @property
+    def is_operator(self) -> bool:
+        return self.role is Role.OPERATOR
+
+
+class AccountError(ValueError):
+    """A refused account request; `code` is stable, `message` is for people."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class PasswordCost:
+    opslimit: int
+    memlimit: int
+
+
+# libsodium's interactive limits in production; tests and load benchmarks that create thousands
+# of accounts use the minimum (still Argon2id, same code path)
+INTERACTIVE = PasswordCost(nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE,
+                           nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE)
+MINIMUM = PasswordCost(nacl.pwhash.argon2id.OPSLIMIT_MIN, nacl.pwhash.argon2id.MEMLIMIT_MIN)
+
+
+def check_name(name: object) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise AccountError(
+            "bad_name", "Name must be 3 to 24 letters, digits, '.', '_' or '-'."
+        )
+    return name
+
+
+def check_password(password: object, name: str) -> str:
+    if not isinstance(password, str):
+        raise AccountError("weak_password", "Password is required.")
+    if len(password) < MIN_PASSWORD:
+        raise AccountError("weak_password", f"Password needs at least {MIN_PASSWORD} characters.")
+    if len(password) > MAX_PASSWORD:
+        raise AccountError("weak_password", f"Password takes at most {MAX_PASSWORD} characters.")
+    lowered = password.lower()
+    if (
+        lowered in COMMON_PASSWORDS
+        or len(set(password)) < 4
+        or name.lower() in lowered
+    ):
+        raise AccountError(
+            "weak_password",
+            "Password is too easy to guess: avoid common passwords, repeated characters "
+            "and your own name.",
+        )
+    return password
+
+
+async def hash_password(password: str, cost: PasswordCost) -> str:
+    def work() -> bytes:
+        return nacl.pwhash.argon2id.str(
+            password.encode(), opslimit=cost.opslimit, memlimit=cost.memlimit
+        )
+
+    return (await asyncio.get_running_loop().run_in_executor(None, work)).decode()
+
+
+async def verify_password(password_hash: str, password: str) -> bool:
+    def work() -> bool:
+        try:
+            return bool(nacl.pwhash.verify(password_hash.encode(), password.encode()))
+        except nacl.exceptions.InvalidkeyError:
+            return False
+
+    return await asyncio.get_running_loop().run_in_executor(None, work)
+
+
+def _token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+async def register(
+    pool: asyncpg.Pool, name: object, password: object, cost: PasswordCost,
+    role: Role = Role.PLAYER,
+) -> User:
+    name = check_name(name)
+    password = check_password(password, name)
+    digest = await hash_password(password, cost)
+    try:
+        row = await pool.fetchrow(
+            "INSERT INTO users (name, password_hash, role) VALUES ($1, $2, $3) "
+            "RETURNING id, name, role",
+            name, digest, role.value,
+        )
+    except asyncpg.UniqueViolationError as exc:
+        raise AccountError("name_taken", f"The name {name!r} is taken.", 409) from exc
+    assert row is not None
+    return User(row["id"], row["name"], Role(row["role"]))
+
+
+async def authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str) -> User:
+    if not isinstance(name, str) or not isinstance(password, str) or not name or not password:
+        raise AccountError("bad_credentials", "Name and password are required.", 401)
+    name_lower = name.lower()
+    failures = await pool.fetchrow(
+        """SELECT
+             count(*) FILTER (WHERE name_lower = $1) AS by_name,
+             count(*) FILTER (WHERE remote = $2) AS by_remote
+           FROM login_attempts
+           WHERE NOT succeeded AND at > now() - $3::interval
+             AND (name_lower = $1 OR remote = $2)""",
+        name_lower, remote, RATE_WINDOW,
+    )
+    assert failures is not None
+    if (failures["by_name"] >= MAX_FAILURES_PER_NAME
+            or failures["by_remote"] >= MAX_FAILURES_PER_REMOTE):
+        raise AccountError(
+            "rate_limited",
+            "Too many failed logins; try again in a few minutes.",
+            429,
+        )
+    row = await pool.fetchrow(
+        "SELECT id, name, role, password_hash FROM users WHERE lower(name) = $1", name_lower
+    )
+    ok = row is not None and await verify_password(row["password_hash"], password)
+    await pool.execute(
+        "INSERT INTO login_attempts (name_lower, remote, succeeded) VALUES ($1, $2, $3)",
+        name_lower, remote, ok,
+    )
+    if not ok or row is None:
+        raise AccountError("bad_credentials", "Wrong name or password.", 401)
+    return User(row["id"], row["name"], Role(row["role"]))
+
+
+async def open_session(pool: asyncpg.Pool, user: User) -> str:
+    token = secrets.token_urlsafe(32)
+    await pool.execute(
+        "INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at) "
+        "VALUES ($1, $2, $3, now() + $4::interval)",
+        _token_hash(token), user.id, secrets.token_urlsafe(16), SESSION_LIFETIME,
+    )
+    return token
+
+
+async def close_session(pool: asyncpg.Pool, token: str) -> None:
+    await pool.execute("DELETE FROM sessions WHERE token_hash = $1", _token_hash(token))
+
+
+async def user_for_token(pool: asyncpg.Pool, token: str) -> User | None:
+    row = await pool.fetchrow(
+        "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id "
+        "WHERE s.token_hash = $1 AND s.expires_at > now()",
+        _token_hash(token),
+    )
+    return None if row is None else User(row["id"], row["name"], Role(row["role"]))
+
+
+async def set_role(pool: asyncpg.Pool, name: str, role: Role) -> bool:
+    result: str = await pool.execute(
+        "UPDATE users SET role = $2 WHERE lower(name) = lower($1)", name, role.value
+    )
+    return result.endswith(" 1")
+
+
+def csrf_token_for(cookie_key: bytes, csrf_cookie: str) -> str:
+    return hmac.new(cookie_key, b"csrf:" + csrf_cookie.encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_ok(cookie_key: bytes, csrf_cookie: str | None, token: Any) -> bool:
+    if not csrf_cookie or not isinstance(token, str):
+        return False
+    return hmac.compare_digest(csrf_token_for(cookie_key, csrf_cookie), token)
+
+
+def new_csrf_cookie() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def set_cookie(response: web.StreamResponse, name: str, value: str, *, secure: bool,
+               max_age: int | None = None) -> None:
+    response.set_cookie(
+        name, value, httponly=True, samesite="Lax", secure=secure, path="/", max_age=max_age
+    )

@@ -1,0 +1,289 @@
+"""The aiohttp application factory: resources, middlewares, and the account routes.
+
+One factory builds the whole house; tests drive this same factory through `aiohttp_client`.
+Resources live in `app.cleanup_ctx` (the database: the given URL, or the embedded PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import asyncpg
+from aiohttp import web
+
+from server import accounts
+from server.accounts import AccountError, PasswordCost, User
+from server.clock import Clock, SystemClock
+from server.config import Config
+from server.db import EmbeddedPostgres, create_pool, migrate
+from server.metrics import Metrics
+
+log = logging.getLogger("barajamos.http")
+
+CONFIG = web.AppKey("config", Config)
+POOL = web.AppKey("pool", asyncpg.Pool)
+METRICS = web.AppKey("metrics", Metrics)
+CLOCK = web.AppKey("clock", Clock)
+PASSWORD_COST = web.AppKey("password_cost", PasswordCost)
+# what the database was at start: "url" (DATABASE_URL) or "embedded"
+DATABASE_MODE = web.AppKey("database_mode", str)
+STARTED_AT = web.AppKey("started_at", float)
+
+_USER = web.RequestKey("user", User)
+_CSRF_COOKIE = web.RequestKey("csrf_cookie", str)
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MAX_BODY = 64 * 1024
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def json_error(status: int, code: str, message: str, **extra: Any) -> web.Response:
+    body = {"error": code, "message": message, **extra}
+    return web.json_response(body, status=status)
+
+
+class ApiError(web.HTTPException):
+    """Raised by views; rendered as {"error": code, "message": ...} with its status."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+        self.status_code = status
+        super().__init__(
+            text=json.dumps({"error": code, "message": message}),
+            content_type="application/json",
+            headers=headers,
+        )
+
+
+def current_user(request: web.Request) -> User | None:
+    return request.get(_USER)
+
+
+def require_user(request: web.Request) -> User:
+    user = current_user(request)
+    if user is None:
+        raise ApiError(401, "login_required", "Log in first.")
+    return user
+
+
+def require_operator(request: web.Request) -> User:
+    user = require_user(request)
+    if not user.is_operator:
+        raise ApiError(403, "forbidden", "Operators only.")
+    return user
+
+
+def csrf_token(request: web.Request) -> str:
+    return accounts.csrf_token_for(request.app[CONFIG].cookie_key, request[_CSRF_COOKIE])
+
+
+def origin_allowed(request: web.Request) -> bool:
+    """True when the Origin header is absent or names this server (or a configured origin)."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    allowed = request.app[CONFIG].allowed_origins
+    if origin in allowed:
+        return True
+    parts = urlsplit(origin)
+    return parts.netloc == request.host and parts.scheme in ("http", "https")
+
+
+async def read_body(request: web.Request) -> dict[str, Any]:
+    """The request's fields from a JSON object or a form; a clear 400 on anything else."""
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise ApiError(413, "too_large", f"Request body over {MAX_BODY} bytes.")
+    if request.content_type == "application/json":
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ApiError(400, "bad_json", "Request body is not valid JSON.") from exc
+        if not isinstance(body, dict):
+            raise ApiError(400, "bad_json", "Request body must be a JSON object.")
+        return body
+    if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        form = await request.post()
+        return {k: v for k, v in form.items() if isinstance(v, str)}
+    if not request.can_read_body:
+        return {}
+    raise ApiError(415, "unsupported_media_type", "Send JSON or a form.")
+
+
+@web.middleware
+async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except AccountError as exc:
+        headers = {"Retry-After": "900"} if exc.status == 429 else None
+        raise ApiError(exc.status, exc.code, exc.message, headers) from exc
+    except web.HTTPException as exc:
+        if exc.content_type == "application/json" or exc.status_code < 400:
+            raise
+        raise ApiError(exc.status_code, exc.reason.lower().replace(" ", "_"), exc.reason) from exc
+
+
+@web.middleware
+async def session_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    config = request.app[CONFIG]
+    csrf_cookie = request.cookies.get(accounts.CSRF_COOKIE)
+    fresh_csrf = not csrf_cookie
+    if not csrf_cookie:
+        csrf_cookie = accounts.new_csrf_cookie()
+    request[_CSRF_COOKIE] = csrf_cookie
+    token = request.cookies.get(accounts.SESSION_COOKIE)
+    if token:
+        user = await accounts.user_for_token(request.app[POOL], token)
+        if user is not None:
+            request[_USER] = user
+    if request.method not in _SAFE_METHODS:
+        if not origin_allowed(request):
+            raise ApiError(403, "bad_origin", "Cross-site request refused.")
+        supplied = request.headers.get("X-CSRF-Token")
+        if supplied is None and request.content_type in (
+            "application/x-www-form-urlencoded", "multipart/form-data"
+        ):
+            supplied = str((await request.post()).get("csrf", ""))
+        if fresh_csrf or not accounts.csrf_ok(config.cookie_key, csrf_cookie, supplied):
+            raise ApiError(403, "csrf_failed", "Missing or wrong CSRF token; reload the page.")
+    response = await handler(request)
+    if fresh_csrf and not response.prepared:
+        accounts.set_cookie(response, accounts.CSRF_COOKIE, csrf_cookie,
+                            secure=config.secure_cookies)
+    return response
+
+
+@web.middleware
+async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    status = 500
+    started = time.perf_counter()
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status_code
+        raise
+    finally:
+        route = request.match_info.route.name or "unmatched"
+        request.app[METRICS].http_requests.labels(route, str(status)).inc()
+        if request.path not in ("/metrics", "/health"):
+            log.info("request", extra={"method": request.method, "path": request.path,
+                                       "status": status,
+                                       "ms": round((time.perf_counter() - started) * 1000, 2)})
+
+
+# --- routes -----------------------------------------------------------------------------------
+
+async def health(request: web.Request) -> web.Response:
+    try:
+        async with asyncio.timeout(2):
+            await request.app[POOL].fetchval("SELECT 1")
+    except (OSError, asyncpg.PostgresError, TimeoutError):
+        return json_error(503, "database_unreachable", "The database does not answer.")
+    return web.json_response({"status": "ok", "database": request.app[DATABASE_MODE]})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[METRICS].render(),
+                        content_type="text/plain", charset="utf-8")
+
+
+def _user_json(user: User | None) -> dict[str, Any] | None:
+    return None if user is None else {"id": user.id, "name": user.name, "role": user.role.value}
+
+
+async def session_info(request: web.Request) -> web.Response:
+    return web.json_response({"user": _user_json(current_user(request)),
+                              "csrf": csrf_token(request)})
+
+
+async def _start_session(request: web.Request, user: User, status: int = 200) -> web.Response:
+    token = await accounts.open_session(request.app[POOL], user)
+    response = web.json_response({"user": _user_json(user), "csrf": csrf_token(request)},
+                                 status=status)
+    accounts.set_cookie(response, accounts.SESSION_COOKIE, token,
+                        secure=request.app[CONFIG].secure_cookies,
+                        max_age=int(accounts.SESSION_LIFETIME.total_seconds()))
+    return response
+
+
+async def register(request: web.Request) -> web.Response:
+    body = await read_body(request)
+    user = await accounts.register(request.app[POOL], body.get("name"), body.get("password"),
+                                   request.app[PASSWORD_COST])
+    log.info("registered", extra={"user": user.name})
+    return await _start_session(request, user, status=201)
+
+
+async def login(request: web.Request) -> web.Response:
+    body = await read_body(request)
+    user = await accounts.authenticate(request.app[POOL], body.get("name"), body.get("password"),
+                                       request.remote or "unknown")
+    return await _start_session(request, user)
+
+
+async def logout(request: web.Request) -> web.Response:
+    token = request.cookies.get(accounts.SESSION_COOKIE)
+    if token:
+        await accounts.close_session(request.app[POOL], token)
+    response = web.json_response({"user": None})
+    response.del_cookie(accounts.SESSION_COOKIE, path="/")
+    return response
+
+
+# --- factory ----------------------------------------------------------------------------------
+
+async def _database(app: web.Application) -> AsyncIterator[None]:
+    config = app[CONFIG]
+    embedded: EmbeddedPostgres | None = None
+    dsn = config.database_url
+    if dsn is None:
+        embedded = EmbeddedPostgres(config.data_path / "pg")
+        dsn = await asyncio.get_running_loop().run_in_executor(None, embedded.start)
+        app[DATABASE_MODE] = "embedded"
+    else:
+        app[DATABASE_MODE] = "url"
+    pool = await create_pool(dsn)
+    async with pool.acquire() as conn:
+        await migrate(conn)
+    app[POOL] = pool
+    try:
+        yield
+    finally:
+        await pool.close()
+        if embedded is not None:
+            embedded.stop()
+
+
+def create_app(
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    password_cost: PasswordCost = accounts.INTERACTIVE,
+) -> web.Application:
+    app = web.Application(
+        middlewares=[metrics_middleware, errors_middleware, session_middleware],
+        client_max_size=MAX_BODY,
+    )
+    app[CONFIG] = config
+    app[METRICS] = Metrics()
+    app[CLOCK] = clock if clock is not None else SystemClock()
+    app[PASSWORD_COST] = password_cost
+    app[STARTED_AT] = time.time()
+    app.cleanup_ctx.append(_database)
+    app.router.add_get("/health", health, name="health")
+    app.router.add_get("/metrics", metrics, name="metrics")
+    app.router.add_get("/api/session", session_info, name="session")
+    app.router.add_post("/api/register", register, name="register")
+    app.router.add_post("/api/login", login, name="login")
+    app.router.add_post("/api/logout", logout, name="logout")
+    # the live house (lobby, tables, WebSocket protocol, hand records) plugs in here
+    from server.live import setup as setup_live
+
+    setup_live(app)
+    return app

@@ -1,0 +1,134 @@
+"""Server configuration: environment variables, overridden by command-line flags.
+
+Secrets that are not given are generated once from the OS CSPRNG and kept in the data folder
+(`secrets.json`, mode 0600), so restarts keep the same signing key, cookie key and seed key.
+See docs/OPERATIONS.md for every setting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SECRET_NAMES = ("cookie_key", "seed_key", "signing_key")
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    data_dir: Path = Path(".data")
+    # None: start the embedded PostgreSQL in data_dir/pg
+    database_url: str | None = None
+    # 32-byte keys: cookie signing (HMAC), seed encryption at rest (AES-256-GCM), Ed25519 seed
+    cookie_key: bytes = field(default=b"", repr=False)
+    seed_key: bytes = field(default=b"", repr=False)
+    signing_key: bytes = field(default=b"", repr=False)
+    # Origins allowed to open WebSockets and post forms; empty: the server's own host only
+    allowed_origins: tuple[str, ...] = ()
+    # cookies marked Secure (set when served over HTTPS)
+    secure_cookies: bool = False
+    log_level: str = "INFO"
+    # write batching (group commit) for table actions
+    write_batch_max: int = 512
+    # decision clocks in seconds (RULES.md, Clocks); tests shorten none of these: they use a
+    # virtual clock instead
+    clock_casual: float = 20.0
+    clock_ranked: float = 10.0
+    vote_clock: float = 10.0
+    absent_delay: float = 2.0
+    empty_seat_cancel: float = 60.0
+    entropy_window: float = 3.0
+
+    @property
+    def data_path(self) -> Path:
+        return self.data_dir.resolve()
+
+
+def _key_from_hex(name: str, text: str) -> bytes:
+    try:
+        value = bytes.fromhex(text)
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be 64 hex digits") from exc
+    if len(value) != 32:
+        raise ConfigError(f"{name} must be 64 hex digits (32 bytes), got {len(value)} bytes")
+    return value
+
+
+def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]:
+    """Return every secret: the given ones, else those kept in data_dir, else new ones (kept)."""
+    path = data_dir / "secrets.json"
+    kept: dict[str, str] = {}
+    if path.exists():
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path} must hold a JSON object")
+        kept = {str(k): str(v) for k, v in raw.items()}
+    result: dict[str, bytes] = {}
+    changed = False
+    for name in SECRET_NAMES:
+        if given.get(name):
+            result[name] = given[name]
+        elif name in kept:
+            result[name] = _key_from_hex(f"{path}:{name}", kept[name])
+        else:
+            result[name] = secrets.token_bytes(32)
+            kept[name] = result[name].hex()
+            changed = True
+    if changed:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(kept, fh, indent=2, sort_keys=True)
+        os.replace(tmp, path)
+    return result
+
+
+def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Config:
+    """Build a Config from BARAJAMOS_* / DATABASE_URL variables, then keyword overrides."""
+    env = os.environ if env is None else env
+    values: dict[str, object] = {}
+    if "BARAJAMOS_HOST" in env:
+        values["host"] = env["BARAJAMOS_HOST"]
+    if "BARAJAMOS_PORT" in env:
+        try:
+            values["port"] = int(env["BARAJAMOS_PORT"])
+        except ValueError as exc:
+            raise ConfigError("BARAJAMOS_PORT must be an integer") from exc
+    if "BARAJAMOS_DATA_DIR" in env:
+        values["data_dir"] = Path(env["BARAJAMOS_DATA_DIR"])
+    if env.get("DATABASE_URL"):
+        values["database_url"] = env["DATABASE_URL"]
+    if "BARAJAMOS_ALLOWED_ORIGINS" in env:
+        values["allowed_origins"] = tuple(
+            o.strip() for o in env["BARAJAMOS_ALLOWED_ORIGINS"].split(",") if o.strip()
+        )
+    if env.get("BARAJAMOS_SECURE_COOKIES", "").lower() in ("1", "true", "yes"):
+        values["secure_cookies"] = True
+    if "BARAJAMOS_LOG_LEVEL" in env:
+        values["log_level"] = env["BARAJAMOS_LOG_LEVEL"].upper()
+    given: dict[str, bytes] = {}
+    for name in SECRET_NAMES:
+        var = f"BARAJAMOS_{name.upper()}"
+        if env.get(var):
+            given[name] = _key_from_hex(var, env[var])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    for name in SECRET_NAMES:
+        if isinstance(values.get(name), bytes):
+            given[name] = values.pop(name)  # type: ignore[assignment]
+    data_dir = values.get("data_dir", Path(".data"))
+    assert isinstance(data_dir, Path)
+    values.update(load_secrets(data_dir.resolve(), given))
+    return Config(**values)  # type: ignore[arg-type]

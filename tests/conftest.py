@@ -1,0 +1,133 @@
+"""Shared fixtures. Tests that need PostgreSQL get a real one: `DATABASE_URL` when set, else an
+embedded PostgreSQL started once for the run. Each test gets its own fresh database, cloned from a
+migrated template, so tests never see each other's rows."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from server.accounts import MINIMUM
+from server.app import create_app
+from server.clock import Clock, VirtualClock
+from server.config import Config
+from server.db import EmbeddedPostgres, migrate
+
+TEMPLATE_DB = "barajamos_template"
+
+
+def with_database(url: str, name: str) -> str:
+    """The same server URL pointing at another database (also for socket-dir URLs)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+async def _make_template(admin_url: str) -> None:
+    conn = await asyncpg.connect(admin_url)
+    try:
+        await conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE_DB}")
+        await conn.execute(f"CREATE DATABASE {TEMPLATE_DB}")
+    finally:
+        await conn.close()
+    conn = await asyncpg.connect(with_database(admin_url, TEMPLATE_DB))
+    try:
+        await migrate(conn)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL server for the whole run, with a migrated template database."""
+    embedded: EmbeddedPostgres | None = None
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        embedded = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data")
+        url = embedded.start()
+    asyncio.run(_make_template(url))
+    try:
+        yield url
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
+@pytest.fixture
+async def database_url(pg_admin_url: str) -> AsyncIterator[str]:
+    name = "t_" + uuid.uuid4().hex[:16]
+    conn = await asyncpg.connect(pg_admin_url)
+    try:
+        await conn.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE_DB}")
+    finally:
+        await conn.close()
+    yield with_database(pg_admin_url, name)
+    conn = await asyncpg.connect(pg_admin_url)
+    try:
+        await conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+def config(database_url: str, tmp_path: Path) -> Config:
+    return Config(
+        database_url=database_url,
+        data_dir=tmp_path,
+        cookie_key=b"c" * 32,
+        seed_key=b"s" * 32,
+        signing_key=bytes(range(32)),
+    )
+
+
+@pytest.fixture
+def vclock() -> VirtualClock:
+    return VirtualClock()
+
+
+AppFactory = Callable[..., web.Application]
+
+
+@pytest.fixture
+def make_app(config: Config) -> AppFactory:
+    def factory(clock: Clock | None = None, **overrides: object) -> web.Application:
+        cfg = dataclasses.replace(config, **overrides)  # type: ignore[arg-type]
+        return create_app(cfg, clock=clock, password_cost=MINIMUM)
+
+    return factory
+
+
+@pytest.fixture
+async def client(
+    aiohttp_client: Callable[..., object], make_app: AppFactory, vclock: VirtualClock
+) -> TestClient:  # type: ignore[type-arg]
+    result = await aiohttp_client(make_app(clock=vclock))  # type: ignore[operator]
+    assert isinstance(result, TestClient)
+    return result
+
+
+async def csrf(client: TestClient) -> str:  # type: ignore[type-arg]
+    """Fetch the session's CSRF token (also sets the CSRF cookie)."""
+    resp = await client.get("/api/session")
+    body = await resp.json()
+    token = body["csrf"]
+    assert isinstance(token, str)
+    return token
+
+
+async def signup(client: TestClient, name: str, password: str = "correct horse 42") -> str:  # type: ignore[type-arg]
+    """Register and log in `name` on this client; return its CSRF token."""
+    token = await csrf(client)
+    resp = await client.post("/api/register", json={"name": name, "password": password},
+                             headers={"X-CSRF-Token": token})
+    assert resp.status == 201, await resp.text()
+    return token

@@ -1,0 +1,315 @@
+"""The published shuffle `barajamos-shuffle/v1` (docs/FAIRNESS.md), as pure functions.
+
+Everything here is a function of its arguments: the server draws seeds from the OS CSPRNG and
+collects the players' contributions, then calls these to commit, derive the deck, deal it and draw
+the first dealer. The verifier calls the very same functions, so there is one implementation of
+the scheme, cross-checked in the tests by a deliberately naive one written from the spec page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from truco.cards import CANONICAL_DECK, Card
+from truco.deal import Deal
+from truco.variants import Variant
+
+SHUFFLE_VERSION: Final = "barajamos-shuffle/v1"
+SEED_BYTES: Final = 32
+MIN_CONTRIBUTION_BYTES: Final = 1
+MAX_CONTRIBUTION_BYTES: Final = 256
+MAX_TABLE_ID_BYTES: Final = 128
+MAX_HAND_NUMBER: Final = 2**32 - 1
+SEAT_COUNTS: Final = (2, 4)
+HAND_SIZE: Final = 3
+# JavaScript numbers are doubles: beyond this an integer would not survive a browser round trip.
+MAX_JSON_INTEGER: Final = 2**53 - 1
+
+# A seat's contribution: the bytes it sent, or None when it sent nothing (never replaced).
+Contribution = bytes | None
+
+
+class StreamLabel(StrEnum):
+    """Domain-separation labels of the two HMAC byte streams derived from a hand's seed."""
+
+    DECK = "deck"
+    FIRST_DEALER = "first-dealer"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A stream byte thrown away by rejection sampling (kept for the known-answer vectors)."""
+
+    stream: StreamLabel
+    offset: int  # position of the byte in the stream, 0-based
+    byte: int
+    modulus: int  # the draw was uniform in [0, modulus - 1]
+    bound: int  # bytes at or above this are rejected
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleTrace:
+    deck: tuple[Card, ...]
+    bytes_read: int
+    rejections: tuple[Rejection, ...]
+
+
+def commitment(seed: bytes) -> bytes:
+    """The published commitment to a hand's seed: SHA-256(seed), also the chain's previous link."""
+    _check_seed(seed)
+    return hashlib.sha256(seed).digest()
+
+
+def seed_chain(tip: bytes, length: int) -> tuple[bytes, ...]:
+    """(s_0, s_1, ..., s_length) with s_(i-1) = SHA-256(s_i) and s_length = tip: anchor first.
+
+    Element i is the seed of the chain's i-th hand and element i - 1 its commitment.
+    """
+    _check_seed(tip)
+    if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+        raise ValueError(f"a seed chain needs a length of at least 1, not {length!r}")
+    chain = [tip]
+    for _ in range(length):
+        chain.append(hashlib.sha256(chain[-1]).digest())
+    chain.reverse()
+    return tuple(chain)
+
+
+def _u32(value: int) -> bytes:
+    return value.to_bytes(4, "big")
+
+
+def _length_prefixed(data: bytes) -> bytes:
+    return _u32(len(data)) + data
+
+
+_VERSION_FIELD: Final = _length_prefixed(SHUFFLE_VERSION.encode("ascii"))
+
+
+def _check_seed(seed: bytes) -> None:
+    if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
+        raise ValueError(f"a seed is exactly {SEED_BYTES} bytes")
+
+
+def check_table_id(table_id: str) -> bytes:
+    """The table id's UTF-8 bytes, or ValueError when it is not a usable table id."""
+    if not isinstance(table_id, str):
+        raise ValueError("the table id must be a string")
+    try:
+        encoded = table_id.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("the table id is not valid Unicode text") from exc
+    if not 1 <= len(encoded) <= MAX_TABLE_ID_BYTES:
+        raise ValueError(f"the table id must be 1..{MAX_TABLE_ID_BYTES} UTF-8 bytes")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in table_id):
+        raise ValueError("the table id may not contain control characters")
+    return encoded
+
+
+def check_hand_number(hand_number: int) -> None:
+    if (
+        not isinstance(hand_number, int)
+        or isinstance(hand_number, bool)
+        or not 1 <= hand_number <= MAX_HAND_NUMBER
+    ):
+        raise ValueError(f"the hand number must be an integer in 1..{MAX_HAND_NUMBER}")
+
+
+def check_seats(seats: int) -> None:
+    if seats not in SEAT_COUNTS or isinstance(seats, bool):
+        raise ValueError(f"seats must be 2 or 4, not {seats!r}")
+
+
+def check_contribution(contribution: Contribution) -> None:
+    if contribution is None:
+        return
+    if not isinstance(contribution, bytes):
+        raise ValueError("a contribution is bytes, or None when the seat sent nothing")
+    if not MIN_CONTRIBUTION_BYTES <= len(contribution) <= MAX_CONTRIBUTION_BYTES:
+        raise ValueError(
+            f"a contribution is {MIN_CONTRIBUTION_BYTES}..{MAX_CONTRIBUTION_BYTES} bytes,"
+            f" not {len(contribution)}"
+        )
+
+
+def _contributions_field(contributions: Sequence[Contribution], seats: int) -> bytes:
+    check_seats(seats)
+    if len(contributions) != seats:
+        raise ValueError(f"expected one contribution (or None) per seat: {seats}, not {len(contributions)}")
+    parts = [seats.to_bytes(1, "big")]
+    for contribution in contributions:
+        check_contribution(contribution)
+        # 0x00 = absent, 0x01 + length-prefixed bytes = present: absent never equals any bytes.
+        parts.append(b"\x00" if contribution is None else b"\x01" + _length_prefixed(contribution))
+    return b"".join(parts)
+
+
+def deck_message(
+    table_id: str, hand_number: int, contributions: Sequence[Contribution]
+) -> bytes:
+    """M("deck") of FAIRNESS.md 5.1: what the seed keys to produce the deck's byte stream."""
+    table = check_table_id(table_id)
+    check_hand_number(hand_number)
+    return (
+        _VERSION_FIELD
+        + _length_prefixed(StreamLabel.DECK.encode("ascii"))
+        + _length_prefixed(table)
+        + _u32(hand_number)
+        + _contributions_field(contributions, len(contributions))
+    )
+
+
+def first_dealer_message(
+    table_id: str, contributions: Sequence[Contribution], seats: int
+) -> bytes:
+    """M("first-dealer"): no hand number, the seed of the match's first hand is unique already."""
+    table = check_table_id(table_id)
+    return (
+        _VERSION_FIELD
+        + _length_prefixed(StreamLabel.FIRST_DEALER.encode("ascii"))
+        + _length_prefixed(table)
+        + _contributions_field(contributions, seats)
+    )
+
+
+# bound[m]: the largest multiple of m not above 256; bytes at or above it are rejected.
+_BOUNDS: Final = (0, *(256 - 256 % m for m in range(1, 257)))
+
+
+class _ByteStream:
+    """HMAC-SHA256(seed, message || u32(counter)) blocks, read one byte at a time."""
+
+    __slots__ = ("_block", "_counter", "_message", "_position", "_seed", "offset")
+
+    def __init__(self, seed: bytes, message: bytes) -> None:
+        self._seed = seed
+        self._message = message
+        self._counter = 0
+        self._block = hmac.digest(seed, message + _u32(0), "sha256")
+        self._position = 0
+        self.offset = 0
+
+    def next_byte(self) -> int:
+        if self._position == len(self._block):
+            self._counter += 1
+            self._block = hmac.digest(self._seed, self._message + _u32(self._counter), "sha256")
+            self._position = 0
+        byte = self._block[self._position]
+        self._position += 1
+        self.offset += 1
+        return byte
+
+
+def _draw(
+    stream: _ByteStream, modulus: int, label: StreamLabel, rejections: list[Rejection] | None
+) -> int:
+    """Uniform in [0, modulus - 1] by rejection sampling: no modulo bias, no floats."""
+    bound = _BOUNDS[modulus]
+    while True:
+        byte = stream.next_byte()
+        if byte < bound:
+            return byte % modulus
+        if rejections is not None:
+            rejections.append(Rejection(label, stream.offset - 1, byte, modulus, bound))
+
+
+def _shuffle(
+    seed: bytes,
+    table_id: str,
+    hand_number: int,
+    contributions: Sequence[Contribution],
+    rejections: list[Rejection] | None,
+) -> tuple[tuple[Card, ...], int]:
+    _check_seed(seed)
+    stream = _ByteStream(seed, deck_message(table_id, hand_number, contributions))
+    order = list(range(len(CANONICAL_DECK)))
+    for i in range(len(order) - 1, 0, -1):
+        # j in [0, i] inclusive: excluding i would be Sattolo's algorithm (no fixed points ever).
+        j = _draw(stream, i + 1, StreamLabel.DECK, rejections)
+        order[i], order[j] = order[j], order[i]
+    return tuple(CANONICAL_DECK[index] for index in order), stream.offset
+
+
+def derive_deck(
+    seed: bytes, table_id: str, hand_number: int, contributions: Sequence[Contribution]
+) -> tuple[Card, ...]:
+    """The hand's 40 cards, top first: Fisher-Yates driven by the seed-keyed HMAC stream."""
+    return _shuffle(seed, table_id, hand_number, contributions, None)[0]
+
+
+def shuffle_trace(
+    seed: bytes, table_id: str, hand_number: int, contributions: Sequence[Contribution]
+) -> ShuffleTrace:
+    """The deck with what a re-implementer needs to debug: bytes read and rejected bytes."""
+    rejections: list[Rejection] = []
+    deck, bytes_read = _shuffle(seed, table_id, hand_number, contributions, rejections)
+    return ShuffleTrace(deck, bytes_read, tuple(rejections))
+
+
+def draw_first_dealer(
+    seed: bytes, table_id: str, contributions: Sequence[Contribution], seats: int
+) -> int:
+    """The match's first dealer, uniform over the seats, from the first hand's committed seed."""
+    _check_seed(seed)
+    stream = _ByteStream(seed, first_dealer_message(table_id, contributions, seats))
+    return _draw(stream, seats, StreamLabel.FIRST_DEALER, None)
+
+
+def deal_cards(deck: Sequence[Card], variant: Variant, seats: int, dealer: int) -> Deal:
+    """Deal RULES.md's way: one card at a time from mano, three passes, then the vira (Paulista)."""
+    check_seats(seats)
+    if len(deck) != len(CANONICAL_DECK) or len(set(deck)) != len(CANONICAL_DECK):
+        raise ValueError("a deck is the 40 distinct cards")
+    if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < seats:
+        raise ValueError(f"the dealer must be a seat 0..{seats - 1}, not {dealer!r}")
+    mano = (dealer + 1) % seats
+    hands: list[list[Card]] = [[] for _ in range(seats)]
+    for deal_pass in range(HAND_SIZE):
+        for place in range(seats):
+            hands[(mano + place) % seats].append(deck[deal_pass * seats + place])
+    vira = deck[HAND_SIZE * seats] if Variant(variant) is Variant.PAULISTA else None
+    return Deal(
+        dealer=dealer,
+        hands=tuple((hand[0], hand[1], hand[2]) for hand in hands),
+        vira=vira,
+    )
+
+
+def _check_json(value: object, path: str) -> None:
+    if value is None or isinstance(value, (bool, str)):
+        return
+    if isinstance(value, int):
+        if abs(value) > MAX_JSON_INTEGER:
+            raise ValueError(f"{path}: integer {value} is beyond 2^53 - 1")
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_json(item, f"{path}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str) or not key.isascii():
+                raise ValueError(f"{path}: object keys must be ASCII strings, not {key!r}")
+            _check_json(item, f"{path}.{key}")
+        return
+    raise ValueError(f"{path}: {type(value).__name__} is not allowed in canonical JSON")
+
+
+def canonical_json(obj: object) -> bytes:
+    """FAIRNESS.md section 6: UTF-8, sorted ASCII keys, no whitespace, integers only.
+
+    json.dumps with ensure_ascii=False escapes exactly what ECMAScript's JSON.stringify escapes,
+    so a browser produces the same bytes.
+    """
+    _check_json(obj, "$")
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("canonical JSON cannot hold unpaired surrogates") from exc
