@@ -286,4 +286,8 @@ def create_app(
     from server.live import setup as setup_live
 
     setup_live(app)
+    # the browser pages (jinja2 templates, static JS/CSS)
+    from server.pages import setup as setup_pages
+
+    setup_pages(app)
     return app

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from truco._frozen import fast_init
 from truco.cards import Card, parse_card
 
 
@@ -28,6 +29,7 @@ ENVIDO_CALLS: frozenset[ActionKind] = frozenset(
 )
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Action:
     """One seat's action. PLAY carries `card` (and `covered`), or in mão de ferro `position`."""
@@ -65,7 +67,7 @@ def action_from_json(obj: object) -> Action:
         raise ValueError(f"action seat must be a non-negative integer, not {seat!r}")
     verb = obj.get("do")
     try:
-        kind = ActionKind(verb)
+        kind = ActionKind(str(verb))
     except ValueError:
         raise ValueError(f"unknown verb {verb!r}") from None
     card: Card | None = None

@@ -20,6 +20,10 @@ class Card:
         if not 0 <= self.index < 40:
             raise ValueError(f"card index {self.index} is outside 0..39")
 
+    def __hash__(self) -> int:
+        # the index is already a perfect hash; the generated one would hash a 1-tuple
+        return self.index
+
     @property
     def rank(self) -> str:
         return RANKS[self.index >> 2]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from truco._frozen import fast_init
 from truco.actions import ActionKind
 from truco.cards import Card
 from truco.outcome import Outcome
@@ -19,6 +20,7 @@ def _card(card: Card | None) -> str | None:
     return None if card is None else str(card)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandStarted:
     type: ClassVar[str] = "hand_started"
@@ -41,6 +43,7 @@ class HandStarted:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CardPlayed:
     type: ClassVar[str] = "card_played"
@@ -64,6 +67,7 @@ class CardPlayed:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class VoteCast:
     type: ClassVar[str] = "vote_cast"
@@ -80,6 +84,7 @@ class VoteCast:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class VoteExpired:
     """The partners did not agree in time: the team's answer is decline."""
@@ -91,6 +96,7 @@ class VoteExpired:
         return {"type": self.type, "team": self.team}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RaiseRequested:
     type: ClassVar[str] = "raise_requested"
@@ -109,6 +115,7 @@ class RaiseRequested:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RaiseAccepted:
     type: ClassVar[str] = "raise_accepted"
@@ -119,6 +126,7 @@ class RaiseAccepted:
         return {"type": self.type, "team": self.team, "value": self.value}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RaiseDeclined:
     type: ClassVar[str] = "raise_declined"
@@ -129,6 +137,7 @@ class RaiseDeclined:
         return {"type": self.type, "team": self.team, "points": self.points}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SpecialHandAnswered:
     """The team at onze/dez decided to play the hand or run from it."""
@@ -141,6 +150,7 @@ class SpecialHandAnswered:
         return {"type": self.type, "team": self.team, "play": self.play}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EnvidoCalled:
     type: ClassVar[str] = "envido_called"
@@ -159,6 +169,7 @@ class EnvidoCalled:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EnvidoAccepted:
     type: ClassVar[str] = "envido_accepted"
@@ -179,6 +190,7 @@ class EnvidoAccepted:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EnvidoDeclined:
     type: ClassVar[str] = "envido_declined"
@@ -190,6 +202,7 @@ class EnvidoDeclined:
         return {"type": self.type, "chain": self.chain, "team": self.team, "points": self.points}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundEnded:
     type: ClassVar[str] = "round_ended"
@@ -207,6 +220,7 @@ class RoundEnded:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Folded:
     type: ClassVar[str] = "folded"
@@ -216,6 +230,7 @@ class Folded:
         return {"type": self.type, "seat": self.seat}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandEnded:
     type: ClassVar[str] = "hand_ended"
@@ -234,6 +249,7 @@ class HandEnded:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MatchEnded:
     type: ClassVar[str] = "match_ended"

@@ -8,16 +8,19 @@ the scheme, cross-checked in the tests by a deliberately naive one written from 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+import itertools
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, cast
 
 from truco.cards import CANONICAL_DECK, Card
-from truco.deal import Deal
+from truco.state import Deal
 from truco.variants import Variant
 
 SHUFFLE_VERSION: Final = "barajamos-shuffle/v1"
@@ -97,6 +100,9 @@ def _check_seed(seed: bytes) -> None:
         raise ValueError(f"a seed is exactly {SEED_BYTES} bytes")
 
 
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def check_table_id(table_id: str) -> bytes:
     """The table id's UTF-8 bytes, or ValueError when it is not a usable table id."""
     if not isinstance(table_id, str):
@@ -107,7 +113,7 @@ def check_table_id(table_id: str) -> bytes:
         raise ValueError("the table id is not valid Unicode text") from exc
     if not 1 <= len(encoded) <= MAX_TABLE_ID_BYTES:
         raise ValueError(f"the table id must be 1..{MAX_TABLE_ID_BYTES} UTF-8 bytes")
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in table_id):
+    if _CONTROL.search(table_id):
         raise ValueError("the table id may not contain control characters")
     return encoded
 
@@ -141,82 +147,96 @@ def check_contribution(contribution: Contribution) -> None:
 def _contributions_field(contributions: Sequence[Contribution], seats: int) -> bytes:
     check_seats(seats)
     if len(contributions) != seats:
-        raise ValueError(f"expected one contribution (or None) per seat: {seats}, not {len(contributions)}")
-    parts = [seats.to_bytes(1, "big")]
+        raise ValueError(
+            f"expected one contribution (or None) per seat: {seats}, not {len(contributions)}"
+        )
+    parts = [_SEAT_COUNT_BYTE[seats]]
     for contribution in contributions:
-        check_contribution(contribution)
         # 0x00 = absent, 0x01 + length-prefixed bytes = present: absent never equals any bytes.
-        parts.append(b"\x00" if contribution is None else b"\x01" + _length_prefixed(contribution))
+        if contribution is None:
+            parts.append(b"\x00")
+        elif type(contribution) is bytes and 0 < len(contribution) <= MAX_CONTRIBUTION_BYTES:
+            parts.append(b"\x01" + _length_prefixed(contribution))
+        else:
+            check_contribution(contribution)  # raises, saying what is wrong
+            raise ValueError(f"a contribution is bytes, not {type(contribution).__name__}")
     return b"".join(parts)
 
 
-def deck_message(
-    table_id: str, hand_number: int, contributions: Sequence[Contribution]
-) -> bytes:
+_SEAT_COUNT_BYTE: Final = {seats: bytes([seats]) for seats in SEAT_COUNTS}
+
+
+_DECK_PREFIX: Final = _VERSION_FIELD + _length_prefixed(StreamLabel.DECK.encode("ascii"))
+_FIRST_DEALER_PREFIX: Final = _VERSION_FIELD + _length_prefixed(
+    StreamLabel.FIRST_DEALER.encode("ascii")
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_field(table_id: str) -> bytes:
+    # Cached: a table derives thousands of decks and its id is checked and encoded once.
+    return _length_prefixed(check_table_id(table_id))
+
+
+def deck_message(table_id: str, hand_number: int, contributions: Sequence[Contribution]) -> bytes:
     """M("deck") of FAIRNESS.md 5.1: what the seed keys to produce the deck's byte stream."""
-    table = check_table_id(table_id)
     check_hand_number(hand_number)
     return (
-        _VERSION_FIELD
-        + _length_prefixed(StreamLabel.DECK.encode("ascii"))
-        + _length_prefixed(table)
+        _DECK_PREFIX
+        + _table_field(table_id)
         + _u32(hand_number)
         + _contributions_field(contributions, len(contributions))
     )
 
 
-def first_dealer_message(
-    table_id: str, contributions: Sequence[Contribution], seats: int
-) -> bytes:
+def first_dealer_message(table_id: str, contributions: Sequence[Contribution], seats: int) -> bytes:
     """M("first-dealer"): no hand number, the seed of the match's first hand is unique already."""
-    table = check_table_id(table_id)
     return (
-        _VERSION_FIELD
-        + _length_prefixed(StreamLabel.FIRST_DEALER.encode("ascii"))
-        + _length_prefixed(table)
-        + _contributions_field(contributions, seats)
+        _FIRST_DEALER_PREFIX + _table_field(table_id) + _contributions_field(contributions, seats)
     )
 
 
 # bound[m]: the largest multiple of m not above 256; bytes at or above it are rejected.
 _BOUNDS: Final = (0, *(256 - 256 % m for m in range(1, 257)))
+# The Fisher-Yates steps: position i from 39 down to 1, drawing j uniform in [0, i] inclusive
+# (excluding i itself would be Sattolo's algorithm: a single cycle, never a fixed point).
+_STEPS: Final = tuple((i, i + 1, _BOUNDS[i + 1]) for i in range(len(CANONICAL_DECK) - 1, 0, -1))
 
 
-class _ByteStream:
-    """HMAC-SHA256(seed, message || u32(counter)) blocks, read one byte at a time."""
+def _stream(seed: bytes, message: bytes) -> Iterator[int]:
+    """The bytes of HMAC-SHA256(seed, message || u32(0)) || HMAC(seed, message || u32(1)) || ...
 
-    __slots__ = ("_block", "_counter", "_message", "_position", "_seed", "offset")
+    Lazy and endless; iterating over the blocks' bytes stays in C, which matters: this is the hot
+    path of every deal and every verification.
+    """
+    _check_seed(seed)
+    keyed = hmac.new(seed, message, "sha256")  # the message prefix is hashed once per stream
 
-    def __init__(self, seed: bytes, message: bytes) -> None:
-        self._seed = seed
-        self._message = message
-        self._counter = 0
-        self._block = hmac.digest(seed, message + _u32(0), "sha256")
-        self._position = 0
-        self.offset = 0
+    def block(counter: int) -> bytes:
+        mac = keyed.copy()
+        mac.update(_u32(counter))
+        return mac.digest()
 
-    def next_byte(self) -> int:
-        if self._position == len(self._block):
-            self._counter += 1
-            self._block = hmac.digest(self._seed, self._message + _u32(self._counter), "sha256")
-            self._position = 0
-        byte = self._block[self._position]
-        self._position += 1
-        self.offset += 1
-        return byte
+    return itertools.chain.from_iterable(map(block, itertools.count()))
 
 
-def _draw(
-    stream: _ByteStream, modulus: int, label: StreamLabel, rejections: list[Rejection] | None
+def _redraw(
+    stream: Iterator[int],
+    byte: int,
+    modulus: int,
+    label: StreamLabel,
+    rejections: list[Rejection] | None,
+    offset: int,
 ) -> int:
-    """Uniform in [0, modulus - 1] by rejection sampling: no modulo bias, no floats."""
+    """Finish a uniform draw in [0, modulus - 1] whose byte `byte` (at stream position `offset`)
+    may be rejected: read on until a byte is below the bound (no modulo bias, no floats)."""
     bound = _BOUNDS[modulus]
-    while True:
-        byte = stream.next_byte()
-        if byte < bound:
-            return byte % modulus
+    while byte >= bound:
         if rejections is not None:
-            rejections.append(Rejection(label, stream.offset - 1, byte, modulus, bound))
+            rejections.append(Rejection(label, offset, byte, modulus, bound))
+        offset += 1
+        byte = next(stream)
+    return byte % modulus
 
 
 def _shuffle(
@@ -225,22 +245,28 @@ def _shuffle(
     hand_number: int,
     contributions: Sequence[Contribution],
     rejections: list[Rejection] | None,
-) -> tuple[tuple[Card, ...], int]:
-    _check_seed(seed)
-    stream = _ByteStream(seed, deck_message(table_id, hand_number, contributions))
-    order = list(range(len(CANONICAL_DECK)))
-    for i in range(len(order) - 1, 0, -1):
-        # j in [0, i] inclusive: excluding i would be Sattolo's algorithm (no fixed points ever).
-        j = _draw(stream, i + 1, StreamLabel.DECK, rejections)
-        order[i], order[j] = order[j], order[i]
-    return tuple(CANONICAL_DECK[index] for index in order), stream.offset
+) -> tuple[Card, ...]:
+    stream = _stream(seed, deck_message(table_id, hand_number, contributions))
+    deck = list(CANONICAL_DECK)
+    last = len(deck) - 1
+    # zip reads one stream byte per step (in C); a rejected byte makes _redraw read more from the
+    # same iterator, so the next step continues right after it.
+    for (i, modulus, bound), byte in zip(_STEPS, stream, strict=False):  # the stream is endless
+        if byte < bound:
+            j = byte % modulus
+        else:
+            # stream position of this byte: one accepted byte per earlier step, plus the rejected
+            offset = last - i + (len(rejections) if rejections is not None else 0)
+            j = _redraw(stream, byte, modulus, StreamLabel.DECK, rejections, offset)
+        deck[i], deck[j] = deck[j], deck[i]
+    return tuple(deck)
 
 
 def derive_deck(
     seed: bytes, table_id: str, hand_number: int, contributions: Sequence[Contribution]
 ) -> tuple[Card, ...]:
     """The hand's 40 cards, top first: Fisher-Yates driven by the seed-keyed HMAC stream."""
-    return _shuffle(seed, table_id, hand_number, contributions, None)[0]
+    return _shuffle(seed, table_id, hand_number, contributions, None)
 
 
 def shuffle_trace(
@@ -248,17 +274,16 @@ def shuffle_trace(
 ) -> ShuffleTrace:
     """The deck with what a re-implementer needs to debug: bytes read and rejected bytes."""
     rejections: list[Rejection] = []
-    deck, bytes_read = _shuffle(seed, table_id, hand_number, contributions, rejections)
-    return ShuffleTrace(deck, bytes_read, tuple(rejections))
+    deck = _shuffle(seed, table_id, hand_number, contributions, rejections)
+    return ShuffleTrace(deck, len(_STEPS) + len(rejections), tuple(rejections))
 
 
 def draw_first_dealer(
     seed: bytes, table_id: str, contributions: Sequence[Contribution], seats: int
 ) -> int:
     """The match's first dealer, uniform over the seats, from the first hand's committed seed."""
-    _check_seed(seed)
-    stream = _ByteStream(seed, first_dealer_message(table_id, contributions, seats))
-    return _draw(stream, seats, StreamLabel.FIRST_DEALER, None)
+    stream = _stream(seed, first_dealer_message(table_id, contributions, seats))
+    return _redraw(stream, next(stream), seats, StreamLabel.FIRST_DEALER, None, 0)
 
 
 def deal_cards(deck: Sequence[Card], variant: Variant, seats: int, dealer: int) -> Deal:
@@ -281,33 +306,57 @@ def deal_cards(deck: Sequence[Card], variant: Variant, seats: int, dealer: int) 
     )
 
 
-def _check_json(value: object, path: str) -> None:
+def _json_problem(value: object, path: str) -> str | None:
+    """Where and why `value` cannot be canonical JSON, or None when it can.
+
+    Scalars inside containers are checked inline: this walk runs for every record signed or
+    verified, and a call per leaf would cost more than the encoding itself.
+    """
+    items: Iterable[tuple[object, object]]
+    if isinstance(value, dict):
+        items = value.items()
+        is_object = True
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+        is_object = False
+    else:
+        return _scalar_problem(value, path)
+    for key, item in items:
+        if is_object and not (isinstance(key, str) and key.isascii()):
+            return f"{path}: object keys must be ASCII strings, not {key!r}"
+        item_kind = type(item)
+        if item_kind is str or item is None or item_kind is bool:
+            continue
+        if item_kind is int and -MAX_JSON_INTEGER <= cast(int, item) <= MAX_JSON_INTEGER:
+            continue
+        child = f"{path}.{key}" if is_object else f"{path}[{key}]"
+        problem = _json_problem(item, child)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _scalar_problem(value: object, path: str) -> str | None:
     if value is None or isinstance(value, (bool, str)):
-        return
+        return None
     if isinstance(value, int):
         if abs(value) > MAX_JSON_INTEGER:
-            raise ValueError(f"{path}: integer {value} is beyond 2^53 - 1")
-        return
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _check_json(item, f"{path}[{index}]")
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str) or not key.isascii():
-                raise ValueError(f"{path}: object keys must be ASCII strings, not {key!r}")
-            _check_json(item, f"{path}.{key}")
-        return
-    raise ValueError(f"{path}: {type(value).__name__} is not allowed in canonical JSON")
+            return f"{path}: integer {value} is beyond 2^53 - 1"
+        return None
+    return f"{path}: {type(value).__name__} is not allowed in canonical JSON"
 
 
-def canonical_json(obj: object) -> bytes:
+def canonical_json(obj: object, *, checked: bool = True) -> bytes:
     """FAIRNESS.md section 6: UTF-8, sorted ASCII keys, no whitespace, integers only.
 
     json.dumps with ensure_ascii=False escapes exactly what ECMAScript's JSON.stringify escapes,
-    so a browser produces the same bytes.
+    so a browser produces the same bytes. `checked=False` skips the type walk, for objects a
+    strict parser has just validated (a verified record is encoded twice: signature and hash).
     """
-    _check_json(obj, "$")
+    if checked:
+        problem = _json_problem(obj, "$")
+        if problem is not None:
+            raise ValueError(problem)
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     try:
         return text.encode("utf-8")

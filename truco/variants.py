@@ -1,4 +1,4 @@
-"""Variants as data: one `VariantRules` per variant, looked up by `Variant`, never `if variant == ...`.
+"""Variants as data: one `VariantRules` per variant, looked up by `Variant`.
 
 The engine asks the rules object for everything that differs between Paulista, Mineiro and
 Argentino: the strength table (the only real hook: it depends on the vira), the stake ladder,
@@ -8,7 +8,7 @@ the target, which optional features exist and what the special hands are worth.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 
@@ -49,7 +49,9 @@ def _paulista_strengths(vira: Card | None) -> Strengths:
         raise ValueError("Paulista needs a vira")
     manilha_rank = (vira.rank_index + 1) % len(RANKS)
     return tuple(
-        _manilha_strength(card.index & 3) if card.rank_index == manilha_rank else _plain_strength(card)
+        _manilha_strength(card.index & 3)
+        if card.rank_index == manilha_rank
+        else _plain_strength(card)
         for card in CANONICAL_DECK
     )
 
@@ -121,7 +123,7 @@ class VariantRules:
     covered_cards: bool
     envido: bool
     fold: bool
-    # the score that makes a mão de onze / dez (one team at it) or de ferro (both); None: no such hand
+    # the score making a mão de onze / dez (one team at it) or de ferro (both); None: no such hand
     special_score: int | None
     special_name: str
     special_value: int  # the mão de onze/dez when played
@@ -207,6 +209,8 @@ class MatchConfig:
     variant: Variant
     seats: int
     mode: TeamMode = TeamMode.VOTE
+    # looked up once: the engine reads it on every action
+    rules: VariantRules = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # accept the plain strings of the enums (JSON, the command line) but store the enums
@@ -220,14 +224,11 @@ class MatchConfig:
             raise ValueError(f"unknown team mode {self.mode!r}") from None
         if isinstance(self.seats, bool) or self.seats not in (2, 4):
             raise ValueError(f"seats must be 2 or 4, not {self.seats!r}")
-
-    @property
-    def rules(self) -> VariantRules:
-        return RULES[self.variant]
+        object.__setattr__(self, "rules", RULES[self.variant])
 
     @property
     def target(self) -> int:
-        return RULES[self.variant].target
+        return self.rules.target
 
     @property
     def hand_size(self) -> int:
@@ -235,7 +236,7 @@ class MatchConfig:
 
     @property
     def uses_vira(self) -> bool:
-        return RULES[self.variant].uses_vira
+        return self.rules.uses_vira
 
 
 def rules_for(variant: Variant) -> VariantRules:

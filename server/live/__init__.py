@@ -1,7 +1,62 @@
-"""The live house: lobby, tables, WebSocket protocol, clocks, records (being built)."""
+"""The live house: lobby, tables, the WebSocket protocol, clocks, records (docs/PROTOCOL.md).
+
+`setup(app)` is called by the app factory: it adds the routes, creates the house, starts it
+once the database pool exists (rebuilding every live table), closes the sockets with GOING_AWAY
+on shutdown and then stops the tables and flushes the pending writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from server.app import CLOCK, CONFIG, METRICS, POOL
+from server.live import api
+from server.live.house import House
+from server.live.model import LiveSettings
+from server.live.ws import table_socket
+
+HOUSE = web.AppKey("live_house", House)
+# tests may replace the settings after create_app and before the app starts
+LIVE_SETTINGS = web.AppKey("live_settings", LiveSettings)
+
+__all__ = ["HOUSE", "LIVE_SETTINGS", "House", "LiveSettings", "setup"]
+
+
+async def _house(app: web.Application) -> AsyncIterator[None]:
+    house = app[HOUSE]
+    house.settings = app[LIVE_SETTINGS]
+    await house.start(app[POOL])
+    try:
+        yield
+    finally:
+        await house.stop()
+
+
+async def _close_sockets(app: web.Application) -> None:
+    await app[HOUSE].close_sockets()
+
 
 def setup(app: web.Application) -> None:
-    del app
+    app[LIVE_SETTINGS] = LiveSettings()
+    app[HOUSE] = House(app[CONFIG], app[CLOCK], app[METRICS], app[LIVE_SETTINGS])
+    app.cleanup_ctx.append(_house)
+    app.on_shutdown.append(_close_sockets)
+    r = app.router
+    r.add_post("/api/tables", api.create_table, name="live_create")
+    r.add_get("/api/tables", api.list_tables, name="live_list")
+    r.add_get("/api/tables/{table_id}", api.get_table, name="live_table")
+    r.add_post("/api/tables/{table_id}/join", api.join_table, name="live_join")
+    r.add_post("/api/tables/{table_id}/seat", api.pick_seat, name="live_seat")
+    r.add_post("/api/tables/{table_id}/start", api.start_table, name="live_start")
+    r.add_post("/api/tables/{table_id}/rematch", api.rematch, name="live_rematch")
+    r.add_post("/api/tables/{table_id}/leave", api.leave_table, name="live_leave")
+    r.add_get("/ws/tables/{table_id}", table_socket, name="live_socket")
+    r.add_get("/api/key", api.public_key, name="live_key")
+    r.add_get("/hands/{hand_id}", api.hand_record, name="live_hand")
+    r.add_get("/tables/{table_id}/chain", api.table_chain, name="live_chain")
+    r.add_get("/api/operator/abandonments", api.list_abandonments,
+              name="operator_abandonments")
+    r.add_get("/api/operator/abandonments/{abandonment_id}", api.get_abandonment,
+              name="operator_abandonment")

@@ -1,0 +1,92 @@
+"""The live house's vocabulary: table kinds and statuses, settings, and the error every refusal
+raises (rendered as `{"error": code, "message": ...}` over HTTP and the WebSocket alike)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from server.config import Config
+
+
+class TableKind(StrEnum):
+    PRIVATE = "private"  # joined with the invite code
+    TRAINING = "training"  # bots fill the free seats
+    RANKED = "ranked"  # created by the matchmaker
+    ARENA = "arena"  # created by the matchmaker
+
+    @property
+    def competitive(self) -> bool:
+        """Ranked and arena: the short clock, the stricter abandonment limit, no cancel."""
+        return self in (TableKind.RANKED, TableKind.ARENA)
+
+
+class TableStatus(StrEnum):
+    OPEN = "open"  # seating
+    PLAYING = "playing"  # a match in play
+    FINISHED = "finished"  # match over: rematch or leave
+    CLOSED = "closed"  # everybody left, or the match was cancelled
+
+
+class HandPhase(StrEnum):
+    ENTROPY = "entropy"  # committed, collecting the players' contributions
+    PLAYING = "playing"  # dealt
+
+
+class SeatEventKind(StrEnum):
+    """Evidence kept per seat for abandonment reviews (stable codes, persisted)."""
+
+    DEADLINE = "deadline"
+    AUTOMATIC = "automatic"
+    CONNECTED = "connected"
+    DISCONNECTED = "disconnected"
+    ACTED = "acted"  # the player acted again: the absence (and the streak) ended
+
+
+class AbandonTrigger(StrEnum):
+    AUTOMATIC_ACTIONS = "automatic_actions"
+    LEFT = "left"
+
+
+class AbandonConsequence(StrEnum):
+    FORFEIT = "forfeit"
+    NONE_RESTART = "none_restart"  # a server restart overlapped the streak: no penalty
+
+
+class LiveError(Exception):
+    """A refused request or message: `code` is stable, `message` is for people."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSettings:
+    """Protocol limits and bot pacing; tests replace them through the app key before startup."""
+
+    max_message_bytes: int = 4096
+    max_frame_bytes: int = 64 * 1024
+    rate_per_second: float = 20.0
+    rate_burst: float = 40.0
+    # a client still flooding after this many refused messages is disconnected
+    flood_close_after: int = 100
+    send_queue: int = 256
+    heartbeat_seconds: float = 20.0
+    history: int = 512
+    # a bot's think time on the injected clock; 0: it acts as soon as it may
+    bot_think: float = 0.8
+    # hands per seed chain before a new one is anchored
+    chain_length: int = 1024
+    list_limit: int = 200
+
+
+def decision_seconds(config: Config, kind: TableKind) -> float:
+    return config.clock_ranked if kind.competitive else config.clock_casual
+
+
+def abandon_limit(kind: TableKind) -> int:
+    """Consecutive automatic actions that make an abandonment (RULES.md, Clocks)."""
+    return 6 if kind.competitive else 10

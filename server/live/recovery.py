@@ -1,0 +1,146 @@
+"""Rebuild every live table from what was written, after a clean stop or a crash (even SIGKILL).
+
+Only committed rows count: the seats, the seed chain (its tip unsealed with the seed key), the
+hand in play with its seed, contributions and actions, replayed through the engine exactly as
+the verifier replays a record. Play then goes on where it stood; every deadline (and the entropy
+window of a hand not yet dealt) starts again in full.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+
+from server.live.model import HandPhase, TableKind, TableStatus
+from server.live.seeds import SealedKind, unseal
+from server.live.table import Chain, HandRun, Seat, Streak, TableActor
+from truco import MatchConfig, action_from_json, apply
+from truco.fairness import commitment, seed_chain
+from truco.records import DealerChoice
+
+if TYPE_CHECKING:
+    from server.live.house import House
+
+log = logging.getLogger("barajamos.live.recovery")
+
+
+def _loads(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
+    actors: list[TableActor] = []
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT t.*, u.name AS owner_name FROM live_tables t"
+            " LEFT JOIN users u ON u.id = t.owner_id"
+            " WHERE t.status <> 'closed' ORDER BY t.created_at, t.id")
+        for row in rows:
+            actor = await _restore(house, conn, row)
+            actors.append(actor)
+    for actor in actors:
+        actor.start()
+        if actor.status is TableStatus.PLAYING:
+            actor.post(actor.resume)
+    return actors
+
+
+async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
+    table_id: str = row["id"]
+    config = MatchConfig(row["variant"], row["seats"], row["mode"])
+    actor = TableActor(house, table_id, config, TableKind(row["kind"]), row["invite_code"],
+                       row["owner_name"], TableStatus(row["status"]))
+    for seat in await conn.fetch(
+            "SELECT s.seat, s.user_id, s.bot, s.rematch, u.name FROM live_seats s"
+            " LEFT JOIN users u ON u.id = s.user_id WHERE s.table_id = $1", table_id):
+        actor.seats[seat["seat"]] = Seat(
+            user_id=seat["user_id"], name="bot" if seat["bot"] else seat["name"],
+            bot=seat["bot"], rematch=seat["rematch"])
+    actor.match_number = await conn.fetchval(
+        "SELECT coalesce(max(number), 0) FROM live_matches WHERE table_id = $1", table_id)
+
+    last = await conn.fetchrow(
+        "SELECT hand, match_number, record, record_hash FROM live_hands"
+        " WHERE table_id = $1 AND record IS NOT NULL ORDER BY hand DESC LIMIT 1", table_id)
+    if last is not None:
+        record = _loads(last["record"])
+        actor.last_hand = last["hand"]
+        actor.prev_hash = bytes(last["record_hash"])
+        actor.score = (record["score_after"][0], record["score_after"][1])
+        if last["match_number"] == actor.match_number and record["match_winner"] is None \
+                and record["end"] == "completed":
+            actor.next_dealer = (record["dealer"]["seat"] + 1) % config.seats
+        else:
+            actor.score = (0, 0) if actor.status is TableStatus.PLAYING else actor.score
+
+    chain_row = await conn.fetchrow(
+        "SELECT chain_start, length, tip_sealed, anchor FROM seed_chains WHERE table_id = $1"
+        " ORDER BY chain_start DESC LIMIT 1", table_id)
+    if chain_row is not None:
+        tip = unseal(house.config.seed_key, SealedKind.TIP, table_id,
+                     chain_row["chain_start"], bytes(chain_row["tip_sealed"]))
+        actor.chain = Chain(chain_row["chain_start"], seed_chain(tip, chain_row["length"]),
+                            _loads(chain_row["anchor"]))
+
+    if actor.status is TableStatus.PLAYING:
+        await _restore_hand(house, conn, actor)
+        await _restore_streaks(conn, actor)
+    return actor
+
+
+async def _restore_hand(house: House, conn: Any, actor: TableActor) -> None:
+    row = await conn.fetchrow(
+        "SELECT * FROM live_hands WHERE table_id = $1 AND record IS NULL"
+        " ORDER BY hand DESC LIMIT 1", actor.id)
+    if row is None:
+        return  # the previous hand was recorded; `resume` begins the next one
+    number: int = row["hand"]
+    seed = unseal(house.config.seed_key, SealedKind.SEED, actor.id, number,
+                  bytes(row["seed_sealed"]))
+    if commitment(seed) != bytes(row["commitment"]):
+        raise RuntimeError(f"table {actor.id} hand {number}: the stored seed does not match"
+                           " its commitment")
+    chain = actor.chain
+    hand = HandRun(
+        number=number,
+        match_number=row["match_number"],
+        chain_start=row["chain_start"],
+        seed=seed,
+        commitment=bytes(row["commitment"]),
+        score_before=(row["score_before"][0], row["score_before"][1]),
+        anchor=chain.anchor if chain is not None and chain.start == number else None,
+    )
+    for c in await conn.fetch(
+            "SELECT seat, data FROM live_contributions WHERE table_id = $1 AND hand = $2",
+            actor.id, number):
+        hand.contributions[c["seat"]] = bytes(c["data"])
+    actor.hand = hand
+    actor.score = hand.score_before
+    if not row["dealt"]:
+        hand.phase = HandPhase.ENTROPY
+        return
+    actor.start_dealt(hand, row["dealer"], DealerChoice(row["dealer_by"]))
+    for a in await conn.fetch(
+            "SELECT action FROM live_actions WHERE table_id = $1 AND hand = $2 ORDER BY idx",
+            actor.id, number):
+        action = action_from_json(_loads(a["action"]))
+        assert actor.state is not None
+        actor.state, _ = apply(actor.state, action)
+        hand.actions.append(action)
+
+
+async def _restore_streaks(conn: Any, actor: TableActor) -> None:
+    """Consecutive automatic actions survive a restart (the review then sees the overlap)."""
+    for row in await conn.fetch(
+            "SELECT seat, kind, at FROM seat_events WHERE table_id = $1 AND match_number = $2"
+            " AND kind IN ('automatic', 'acted') ORDER BY id", actor.id, actor.match_number):
+        streak = actor.streaks.setdefault(row["seat"], Streak())
+        if row["kind"] == "acted":
+            streak.count, streak.started_at = 0, None
+        else:
+            streak.count += 1
+            if streak.started_at is None:
+                streak.started_at = row["at"].timestamp()

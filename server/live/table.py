@@ -1,0 +1,1104 @@
+"""One live table, owned by one actor: an asyncio task draining a queue of commands.
+
+Everything that changes a table (lobby requests, WebSocket messages, clock deadlines, bot moves)
+is a command run by the actor in arrival order, so the engine state is never touched by two
+things at once. Each accepted action is written (group commit) before the state moves on and
+before anything is acknowledged or broadcast; the rows are enough to rebuild the table after a
+crash (`server.live.recovery`).
+
+A hand: draw the seed from the table's hash chain and publish its commitment; collect the
+players' entropy until every seated human sent it or the entropy window ends; derive the deck,
+deal (the first hand of a match also draws the dealer), play with a clock on every pending
+decision; then write the signed, chained hand record that reveals the seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import secrets
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from server.bots import NothingToDo, choose_action
+from server.clock import Timer
+from server.live.model import (
+    AbandonConsequence,
+    AbandonTrigger,
+    HandPhase,
+    LiveError,
+    SeatEventKind,
+    TableKind,
+    TableStatus,
+    abandon_limit,
+    decision_seconds,
+)
+from server.live.seeds import SealedKind, seal
+from truco import (
+    Action,
+    ActionKind,
+    Event,
+    IllegalAction,
+    MatchConfig,
+    MatchState,
+    PendingKind,
+    Termination,
+    action_from_json,
+    action_to_json,
+    apply,
+    forfeit,
+    new_match,
+    parse_signal,
+    pending,
+    signals_for,
+    start_hand,
+    view,
+)
+from truco.fairness import (
+    MAX_CONTRIBUTION_BYTES,
+    deal_cards,
+    derive_deck,
+    draw_first_dealer,
+    seed_chain,
+)
+from truco.records import (
+    GENESIS_HASH,
+    DealerChoice,
+    RecordEnd,
+    build_record,
+    build_seed_anchor,
+    record_hash,
+)
+from verifier.signing import sign_record, sign_statement
+
+if TYPE_CHECKING:
+    from server.live.house import House
+    from server.live.ws import Connection
+
+log = logging.getLogger("barajamos.live.table")
+
+T = TypeVar("T")
+Audience = int | None  # a seat, or None: spectators
+Command = Callable[[], Awaitable[Any]]
+_HEX = re.compile(r"^(?:[0-9a-f]{2})+$")
+
+
+def at(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+@dataclass
+class Seat:
+    user_id: int | None = None
+    name: str | None = None
+    bot: bool = False
+    rematch: bool = False
+
+    @property
+    def free(self) -> bool:
+        return self.user_id is None and not self.bot
+
+    @property
+    def human(self) -> bool:
+        return self.user_id is not None
+
+
+@dataclass
+class Chain:
+    """The current seed chain: seeds[i] is the seed of chain index i (seeds[0] the anchor)."""
+
+    start: int
+    seeds: tuple[bytes, ...]
+    anchor: dict[str, Any]
+
+    def covers(self, hand: int) -> bool:
+        return 1 <= hand - self.start + 1 < len(self.seeds)
+
+    def seed_for(self, hand: int) -> bytes:
+        return self.seeds[hand - self.start + 1]
+
+
+@dataclass
+class HandRun:
+    number: int
+    match_number: int
+    chain_start: int
+    seed: bytes
+    commitment: bytes
+    score_before: tuple[int, int]
+    anchor: dict[str, Any] | None  # the signed statement when this hand starts a chain
+    phase: HandPhase = HandPhase.ENTROPY
+    contributions: dict[int, bytes] = field(default_factory=dict)
+    entropy_deadline: float | None = None
+    dealer: int | None = None
+    dealer_by: DealerChoice | None = None
+    actions: list[Action] = field(default_factory=list)
+
+
+@dataclass
+class Deadline:
+    token: int
+    seat: int
+    kind: PendingKind
+    team_vote: bool
+    at: float
+    timer: Timer
+
+
+@dataclass
+class Streak:
+    """Consecutive automatic actions of one player, and when the streak began."""
+
+    count: int = 0
+    started_at: float | None = None
+
+
+DeadlineKey = tuple[str, int]  # ("play" | "answer", seat) or ("vote", team)
+
+
+class TableActor:
+    def __init__(
+        self,
+        house: House,
+        table_id: str,
+        config: MatchConfig,
+        kind: TableKind,
+        invite: str | None,
+        owner: str | None,
+        status: TableStatus,
+    ) -> None:
+        self.house = house
+        self.id = table_id
+        self.config = config
+        self.kind = kind
+        self.invite = invite
+        self.owner = owner
+        self.status = status
+        self.seats = [Seat() for _ in range(config.seats)]
+        self.match_number = 0
+        self.score: tuple[int, int] = (0, 0)
+        self.next_dealer: int | None = None  # None: the next deal draws the dealer
+        self.state: MatchState | None = None
+        self.hand: HandRun | None = None
+        self.last_hand = 0
+        self.prev_hash = GENESIS_HASH
+        self.chain: Chain | None = None
+        self.seq = 0
+        self.history: deque[tuple[int, dict[Audience, str]]] = deque(
+            maxlen=house.settings.history
+        )
+        self.connections: set[Connection] = set()  # open sockets
+        self.subscribers: set[Connection] = set()  # open sockets that said hello
+        self.deadlines: dict[DeadlineKey, Deadline] = {}
+        self.absent: set[int] = set()
+        self.streaks: dict[int, Streak] = {}
+        self.empty_timers: dict[int, Timer] = {}
+        self.entropy_timer: Timer | None = None
+        self.bot_timers: dict[DeadlineKey, Timer] = {}
+        self.bot_rng = random.Random(secrets.randbits(64))
+        self._empty_tokens: dict[int, int] = {}
+        self._last_events: tuple[Event, ...] = ()
+        self._tokens = 0
+        self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Any] | None] | None] = (
+            asyncio.Queue()
+        )
+        self._task: asyncio.Task[None] | None = None
+
+    # ----------------------------------------------------------------------------- the actor
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"table-{self.id}")
+
+    async def stop(self) -> None:
+        self._cancel_timers()
+        for timer in self.empty_timers.values():
+            timer.cancel()
+        self.empty_timers.clear()
+        task, self._task = self._task, None
+        if task is not None:
+            self._queue.put_nowait(None)
+            await task
+
+    async def call(self, command: Callable[[], Awaitable[T]]) -> T:
+        """Run `command` on the actor and return its result (or raise its error)."""
+        if self._task is None:
+            raise LiveError("table_closed", "This table is not running.", 409)
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((command, future))
+        return await future
+
+    def post(self, command: Command) -> None:
+        """Queue `command` without waiting (timers, bots)."""
+        if self._task is not None:
+            self._queue.put_nowait((command, None))
+
+    async def _run(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            command, future = item
+            try:
+                result = await command()
+            except Exception as exc:
+                if future is None:
+                    if not isinstance(exc, LiveError):
+                        log.exception("table command failed", extra={"table": self.id})
+                elif not future.done():
+                    future.set_exception(exc)
+            else:
+                if future is not None and not future.done():
+                    future.set_result(result)
+        # stopped: whatever is still queued will not run; its callers get a clear refusal
+        while not self._queue.empty():
+            rest = self._queue.get_nowait()
+            if rest is not None and rest[1] is not None and not rest[1].done():
+                rest[1].set_exception(LiveError("table_closed", "This table is closed.", 409))
+
+    def _token(self) -> int:
+        self._tokens += 1
+        return self._tokens
+
+    # ----------------------------------------------------------------------------- helpers
+
+    @property
+    def now(self) -> float:
+        return self.house.clock.now()
+
+    def seat_of(self, user_id: int) -> int | None:
+        for index, seat in enumerate(self.seats):
+            if seat.user_id == user_id:
+                return index
+        return None
+
+    def connected(self, seat: int) -> bool:
+        holder = self.seats[seat].user_id
+        return holder is not None and any(c.user_id == holder for c in self.connections)
+
+    def _human_seats(self) -> list[int]:
+        return [i for i, seat in enumerate(self.seats) if seat.human]
+
+    def table_json(self, user_id: int | None) -> dict[str, Any]:
+        you = None if user_id is None else self.seat_of(user_id)
+        return {
+            "id": self.id,
+            "variant": self.config.variant.value,
+            "seats": self.config.seats,
+            "mode": self.config.mode.value,
+            "kind": self.kind.value,
+            "status": self.status.value,
+            "owner": self.owner,
+            "players": [
+                {"seat": i, "name": s.name, "bot": s.bot,
+                 "connected": s.bot or self.connected(i)}
+                for i, s in enumerate(self.seats)
+            ],
+            "score": list(self.score if self.state is None else self.state.score),
+            "match": self.match_number,
+            "hand": self.last_hand if self.hand is None else self.hand.number,
+            "you": you,
+            "rematch": [i for i, s in enumerate(self.seats) if s.rematch],
+            "invite": self.invite if you is not None else None,
+        }
+
+    def _log(self, event: str, **fields: Any) -> None:
+        log.info(event, extra={"table": self.id, "variant": self.config.variant.value,
+                               "kind": self.kind.value, **fields})
+
+    # ----------------------------------------------------------------------------- events
+
+    def _emit(self, build: Callable[[Audience], dict[str, Any]]) -> int:
+        """Number a table event, keep it for reconnects and send each audience its version."""
+        self.seq += 1
+        payloads: dict[Audience, str] = {}
+        for audience in (None, *range(self.config.seats)):
+            message = build(audience)
+            message["seq"] = self.seq
+            payloads[audience] = json.dumps(message, separators=(",", ":"))
+        self.history.append((self.seq, payloads))
+        for conn in list(self.subscribers):
+            conn.send(payloads[self._audience(conn)])
+        return self.seq
+
+    def _audience(self, conn: Connection) -> Audience:
+        return self.seat_of(conn.user_id)
+
+    def _emit_table(self) -> int:
+        # `you` and `invite` differ per user, not per audience: the event carries neither
+        def build(_: Audience) -> dict[str, Any]:
+            body = self.table_json(None)
+            return {"type": "table", "table": body}
+
+        return self._emit(build)
+
+    def _deadlines_json(self) -> list[dict[str, Any]]:
+        return [
+            {"seat": d.seat, "kind": d.kind.value, "team_vote": d.team_vote,
+             "deadline_ms": ms(d.at)}
+            for d in sorted(self.deadlines.values(), key=lambda d: (d.at, d.seat))
+        ]
+
+    def _emit_update(self, events: tuple[Event, ...]) -> int:
+        assert self.state is not None and self.hand is not None
+        state, number = self.state, self.hand.number
+        event_json = [e.to_json() for e in events]
+        pending_json = self._deadlines_json()
+        absent = sorted(self.absent)
+
+        def build(audience: Audience) -> dict[str, Any]:
+            return {"type": "update", "hand": number, "events": event_json,
+                    "view": view(state, audience), "pending": pending_json, "absent": absent}
+
+        return self._emit(build)
+
+    def hand_info(self) -> dict[str, Any] | None:
+        hand = self.hand
+        if hand is None:
+            return None
+        return {
+            "hand": hand.number,
+            "phase": hand.phase.value,
+            "commitment": hand.commitment.hex(),
+            "chain_start": hand.chain_start,
+            "entropy_deadline_ms": None if hand.entropy_deadline is None
+            else ms(hand.entropy_deadline),
+            "entropy_from": sorted(hand.contributions),
+        }
+
+    def snapshot(self, conn: Connection) -> dict[str, Any]:
+        audience = self._audience(conn)
+        return {
+            "type": "snapshot",
+            "seq": self.seq,
+            "epoch": self.house.epoch,
+            "server_time_ms": ms(self.now),
+            "table": self.table_json(conn.user_id),
+            "hand": self.hand_info(),
+            "view": None if self.state is None else view(self.state, audience),
+            "pending": self._deadlines_json(),
+            "absent": sorted(self.absent),
+        }
+
+    # ----------------------------------------------------------------------------- sockets
+
+    async def open_connection(self, conn: Connection) -> None:
+        seat = self._audience(conn)
+        was_connected = seat is not None and self.connected(seat)
+        self.connections.add(conn)
+        if seat is None or was_connected:
+            return
+        timer = self.empty_timers.pop(seat, None)
+        if timer is not None:
+            timer.cancel()
+        await self._seat_event(seat, SeatEventKind.CONNECTED, {})
+        self._emit_table()
+
+    async def close_connection(self, conn: Connection) -> None:
+        self.connections.discard(conn)
+        self.subscribers.discard(conn)
+        seat = self._audience(conn)
+        if seat is None or self.connected(seat):
+            return
+        await self._seat_event(seat, SeatEventKind.DISCONNECTED, {})
+        self._watch_empty(seat)
+        if self.status is not TableStatus.CLOSED:
+            self._emit_table()
+
+    async def hello(self, conn: Connection, last_seq: int, epoch: int | None) -> None:
+        conn.send_json({
+            "type": "welcome",
+            "table": self.table_json(conn.user_id),
+            "seat": self._audience(conn),
+            "seq": self.seq,
+            "epoch": self.house.epoch,
+            "server_time_ms": ms(self.now),
+            "signals": [{"code": s.code, "label": s.label}
+                        for s in signals_for(self.config.variant)],
+            "limits": {"max_message_bytes": self.house.settings.max_message_bytes,
+                       "rate_per_second": self.house.settings.rate_per_second},
+        })
+        oldest = self.history[0][0] if self.history else self.seq + 1
+        replayable = (
+            epoch == self.house.epoch
+            and 0 < last_seq <= self.seq
+            and last_seq + 1 >= oldest
+        )
+        if replayable:
+            audience = self._audience(conn)
+            for seq, payloads in self.history:
+                if seq > last_seq:
+                    conn.send(payloads[audience])
+        else:
+            conn.send_json(self.snapshot(conn))
+        self.subscribers.add(conn)
+
+    async def _seat_event(self, seat: int, kind: SeatEventKind, detail: dict[str, Any]) -> None:
+        """Keep clock and connection evidence of a human seat while a match is on."""
+        if self.status is not TableStatus.PLAYING or not self.seats[seat].human:
+            return
+        await self.house.writer.write([(
+            "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
+            " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
+            (self.id, self.match_number, seat, kind.value, at(self.now), json.dumps(detail)),
+        )])
+
+    def _watch_empty(self, seat: int) -> None:
+        """A private or training match is cancelled when a human seat stays empty too long."""
+        if (self.status is not TableStatus.PLAYING or self.kind.competitive
+                or not self.seats[seat].human or seat in self.empty_timers):
+            return
+        token = self._token()
+        self.empty_timers[seat] = self.house.clock.call_at(
+            self.now + self.house.config.empty_seat_cancel,
+            lambda: self.post(lambda: self._on_empty(seat, token)),
+        )
+        self._empty_tokens[seat] = token
+
+    async def _on_empty(self, seat: int, token: int) -> None:
+        if self._empty_tokens.get(seat) != token or seat not in self.empty_timers:
+            return
+        del self.empty_timers[seat]
+        if self.status is not TableStatus.PLAYING or self.connected(seat):
+            return
+        self._log("seat_empty_cancel", seat=seat)
+        await self._end_match_early(0, Termination.CANCELLED)
+
+    # ----------------------------------------------------------------------------- lobby
+
+    def _require_seated(self, user_id: int) -> int:
+        seat = self.seat_of(user_id)
+        if seat is None:
+            raise LiveError("not_seated", "You are not seated at this table.", 403)
+        return seat
+
+    def _check_open(self) -> None:
+        if self.status is TableStatus.CLOSED:
+            raise LiveError("table_closed", "This table is closed.", 409)
+        if self.status is not TableStatus.OPEN:
+            raise LiveError("not_open", "The table is not seating now.", 409)
+
+    def _seat_index(self, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or not 0 <= value < self.config.seats:
+            raise LiveError("bad_seat", f"seat must be an integer 0..{self.config.seats - 1}")
+        return value
+
+    def _seat_statement(self, seat: int) -> tuple[str, tuple[Any, ...]]:
+        holder = self.seats[seat]
+        return (
+            "UPDATE live_seats SET user_id = $3, bot = $4, rematch = $5"
+            " WHERE table_id = $1 AND seat = $2",
+            (self.id, seat, holder.user_id, holder.bot, holder.rematch),
+        )
+
+    def _status_statement(self) -> tuple[str, tuple[Any, ...]]:
+        closed = at(self.now) if self.status is TableStatus.CLOSED else None
+        return ("UPDATE live_tables SET status = $2, closed_at = $3 WHERE id = $1",
+                (self.id, self.status.value, closed))
+
+    async def join(self, user_id: int, name: str, invite: object, seat: object) -> None:
+        if self.seat_of(user_id) is not None:
+            raise LiveError("already_seated", "You already sit at this table.", 409)
+        self._check_open()
+        if self.kind is TableKind.PRIVATE and (
+                not isinstance(invite, str) or not secrets.compare_digest(
+                    invite.strip().upper().encode(), (self.invite or "").encode())):
+            raise LiveError("wrong_invite", "That invite code is not this table's.", 403)
+        if seat is None:
+            free = [i for i, s in enumerate(self.seats) if s.free]
+            if not free:
+                raise LiveError("table_full", "Every seat is taken.", 409)
+            index = free[0]
+        else:
+            index = self._seat_index(seat)
+            if not self.seats[index].free:
+                raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
+        self.seats[index] = Seat(user_id=user_id, name=name)
+        await self.house.writer.write([self._seat_statement(index)])
+        self._log("joined", seat=index, user=name)
+        self._emit_table()
+
+    async def move(self, user_id: int, seat: object) -> None:
+        current = self._require_seated(user_id)
+        self._check_open()
+        index = self._seat_index(seat)
+        if index == current:
+            return
+        if not self.seats[index].free:
+            raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
+        self.seats[index], self.seats[current] = self.seats[current], Seat()
+        await self.house.writer.write([self._seat_statement(current),
+                                       self._seat_statement(index)])
+        self._emit_table()
+
+    async def start_match(self, user_id: int) -> None:
+        self._require_seated(user_id)
+        self._check_open()
+        if self.kind is TableKind.TRAINING:
+            for seat in self.seats:
+                if seat.free:
+                    seat.bot, seat.name = True, "bot"
+        elif any(seat.free for seat in self.seats):
+            raise LiveError("not_full", "The table starts when every seat is taken.", 409)
+        await self._new_match([self._seat_statement(i) for i in range(self.config.seats)])
+
+    async def _new_match(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        self.match_number += 1
+        self.status = TableStatus.PLAYING
+        self.score = (0, 0)
+        self.next_dealer = None
+        self.state = None
+        self.absent.clear()
+        self.streaks.clear()
+        for holder in self.seats:
+            holder.rematch = False
+        statements = [
+            *statements,
+            *(self._seat_statement(i) for i in range(self.config.seats)),
+            self._status_statement(),
+            ("INSERT INTO live_matches (table_id, number, started_at) VALUES ($1, $2, $3)",
+             (self.id, self.match_number, at(self.now))),
+        ]
+        await self.house.writer.write(statements)
+        self.house.metrics.live_tables.inc()
+        self._log("match_started", match=self.match_number)
+        self._emit_table()
+        for seat in self._human_seats():
+            if not self.connected(seat):
+                self._watch_empty(seat)
+        await self._begin_hand()
+
+    async def rematch(self, user_id: int) -> None:
+        seat = self._require_seated(user_id)
+        if self.status is not TableStatus.FINISHED:
+            raise LiveError("not_finished", "A rematch follows a finished match.", 409)
+        self.seats[seat].rematch = True
+        if all(s.rematch or s.bot for s in self.seats):
+            await self._new_match([])
+        else:
+            await self.house.writer.write([self._seat_statement(seat)])
+            self._emit_table()
+
+    async def leave(self, user_id: int) -> None:
+        seat = self._require_seated(user_id)
+        if self.status is TableStatus.PLAYING:
+            # leaving a match in play is resigning it
+            await self._abandon(seat, AbandonTrigger.LEFT, restart_overlap=False)
+        self.seats[seat] = Seat()
+        statements = [self._seat_statement(seat)]
+        if not self._human_seats():
+            self.status = TableStatus.CLOSED
+        elif self.status is TableStatus.FINISHED:
+            self.status = TableStatus.OPEN
+        if self.status in (TableStatus.OPEN, TableStatus.CLOSED):
+            for index, holder in enumerate(self.seats):
+                holder.rematch = False
+                if holder.bot:
+                    self.seats[index] = Seat()
+                statements.append(self._seat_statement(index))
+        statements.append(self._status_statement())
+        await self.house.writer.write(statements)
+        self._log("left", seat=seat)
+        self._emit_table()
+        if self.status is TableStatus.CLOSED:
+            self.house.forget(self)
+
+    # ----------------------------------------------------------------------------- hands
+
+    async def _begin_hand(self) -> None:
+        """Commit to the next hand's seed and open the entropy window."""
+        number = self.last_hand + 1
+        settings = self.house.settings
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        anchor: dict[str, Any] | None = None
+        if self.chain is None or not self.chain.covers(number):
+            tip = secrets.token_bytes(32)
+            seeds = seed_chain(tip, settings.chain_length)
+            anchor = sign_statement(
+                build_seed_anchor(self.id, number, settings.chain_length, seeds[0]),
+                self.house.signing_key,
+            )
+            self.chain = Chain(number, seeds, anchor)
+            statements.append((
+                "INSERT INTO seed_chains (table_id, chain_start, length, tip_sealed, anchor)"
+                " VALUES ($1, $2, $3, $4, $5::jsonb)",
+                (self.id, number, settings.chain_length,
+                 seal(self.house.config.seed_key, SealedKind.TIP, self.id, number, tip),
+                 json.dumps(anchor)),
+            ))
+        chain = self.chain
+        seed = chain.seed_for(number)
+        hand = HandRun(
+            number=number,
+            match_number=self.match_number,
+            chain_start=chain.start,
+            seed=seed,
+            commitment=chain.seeds[number - chain.start],
+            score_before=self.score,
+            anchor=anchor,
+        )
+        statements.append((
+            "INSERT INTO live_hands (table_id, hand, match_number, chain_start, commitment,"
+            " seed_sealed, score_before) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            (self.id, number, self.match_number, chain.start, hand.commitment,
+             seal(self.house.config.seed_key, SealedKind.SEED, self.id, number, seed),
+             list(self.score)),
+        ))
+        await self.house.writer.write(statements)
+        self.hand = hand
+        self._open_entropy()
+
+    def _open_entropy(self) -> None:
+        """Publish the commitment and wait for entropy (also after a restart: a full window)."""
+        hand = self.hand
+        assert hand is not None
+        hand.entropy_deadline = self.now + self.house.config.entropy_window
+        number = hand.number
+        self.entropy_timer = self.house.clock.call_at(
+            hand.entropy_deadline,
+            lambda: self.post(lambda: self._on_entropy_deadline(number)),
+        )
+        payload = {
+            "type": "commitment",
+            "hand": number,
+            "commitment": hand.commitment.hex(),
+            "chain_start": hand.chain_start,
+            "anchor": hand.anchor,
+            "entropy_deadline_ms": ms(hand.entropy_deadline),
+        }
+        self._emit(lambda _: dict(payload))
+        self._log("hand_committed", hand=number)
+        if not self._human_seats():
+            self.post(lambda: self._on_entropy_deadline(number))
+
+    async def _on_entropy_deadline(self, number: int) -> None:
+        hand = self.hand
+        if hand is not None and hand.number == number and hand.phase is HandPhase.ENTROPY:
+            await self._deal()
+
+    async def entropy(self, conn: Connection, number: object, hex_text: object) -> int:
+        seat = self._audience(conn)
+        if seat is None:
+            raise LiveError("not_seated", "Spectators send no entropy.", 403)
+        hand = self.hand
+        if (hand is None or hand.phase is not HandPhase.ENTROPY or isinstance(number, bool)
+                or number != hand.number):
+            raise LiveError("entropy_closed", "Not collecting entropy for that hand now.")
+        if seat in hand.contributions:
+            raise LiveError("entropy_duplicate", "You already sent entropy for this hand.")
+        if (not isinstance(hex_text, str) or len(hex_text) > 2 * MAX_CONTRIBUTION_BYTES
+                or not _HEX.match(hex_text)):
+            raise LiveError("bad_entropy", "Entropy is 1..256 bytes as lowercase hex.")
+        data = bytes.fromhex(hex_text)
+        await self.house.writer.write([(
+            "INSERT INTO live_contributions (table_id, hand, seat, data) VALUES ($1, $2, $3, $4)",
+            (self.id, hand.number, seat, data),
+        )])
+        hand.contributions[seat] = data
+        seq = self._emit(lambda _: {"type": "entropy", "hand": hand.number, "seat": seat})
+        if all(s in hand.contributions for s in self._human_seats()):
+            await self._deal()
+        return seq
+
+    def _contributions(self, hand: HandRun) -> tuple[bytes | None, ...]:
+        # a seat that sent nothing is absent (None): the server never fills one in
+        return tuple(hand.contributions.get(s) for s in range(self.config.seats))
+
+    async def _deal(self, *, announce: bool = True) -> None:
+        hand = self.hand
+        assert hand is not None and hand.phase is HandPhase.ENTROPY
+        if self.entropy_timer is not None:
+            self.entropy_timer.cancel()
+            self.entropy_timer = None
+        contributions = self._contributions(hand)
+        if self.next_dealer is None:
+            dealer = draw_first_dealer(hand.seed, self.id, contributions, self.config.seats)
+            dealer_by = DealerChoice.DRAW
+        else:
+            dealer, dealer_by = self.next_dealer, DealerChoice.ROTATION
+        await self.house.writer.write([(
+            "UPDATE live_hands SET dealt = true, dealer = $3, dealer_by = $4"
+            " WHERE table_id = $1 AND hand = $2",
+            (self.id, hand.number, dealer, dealer_by.value),
+        )])
+        self.start_dealt(hand, dealer, dealer_by)
+        if announce:
+            self._reschedule()
+            assert self.state is not None
+            self._emit_update(self._last_events)
+            self._log("hand_dealt", hand=hand.number, dealer=dealer)
+
+    def start_dealt(self, hand: HandRun, dealer: int, dealer_by: DealerChoice) -> None:
+        """Derive the deck and deal: the same computation as the verifier's."""
+        deck = derive_deck(hand.seed, self.id, hand.number, self._contributions(hand))
+        deal = deal_cards(deck, self.config.variant, self.config.seats, dealer)
+        state = new_match(self.config, first_dealer=dealer, score=hand.score_before)
+        self.state, self._last_events = start_hand(state, deal)
+        hand.phase, hand.dealer, hand.dealer_by = HandPhase.PLAYING, dealer, dealer_by
+
+    async def resume(self) -> None:
+        """After a restart: go on where the table stood, every clock in full."""
+        self.house.metrics.live_tables.inc()
+        for seat in self._human_seats():
+            if not self.connected(seat):
+                self._watch_empty(seat)
+        if self.hand is None:
+            await self._begin_hand()
+        elif self.hand.phase is HandPhase.ENTROPY:
+            self._open_entropy()
+        else:
+            self._reschedule()
+        self._log("table_resumed", hand=self.hand.number if self.hand else None)
+
+    # ----------------------------------------------------------------------------- actions
+
+    async def act(self, conn: Connection, raw: object, arrival: float) -> int:
+        seat = self._audience(conn)
+        if seat is None:
+            raise LiveError("not_seated", "Spectators cannot act.", 403)
+        if not isinstance(raw, dict):
+            raise LiveError("bad_action", "action must be a JSON object (scenario format)")
+        obj = dict(raw)
+        if "seat" not in obj:
+            obj["seat"] = seat
+        try:
+            action = action_from_json(obj)
+        except ValueError as exc:
+            raise LiveError("bad_action", str(exc)) from None
+        if action.seat != seat:
+            raise LiveError("wrong_seat", f"You sit at seat {seat}.", 403)
+        if action.kind is ActionKind.TIMEOUT:
+            raise LiveError("bad_action", "timeout is the server's clock, not a move")
+        if self.hand is None or self.hand.phase is not HandPhase.PLAYING or self.state is None:
+            raise LiveError("no_hand", "No hand is being played now.", 409)
+        return await self._apply(action, automatic=False, arrival=arrival, clears_absence=True)
+
+    async def _apply(
+        self,
+        action: Action,
+        *,
+        automatic: bool,
+        arrival: float,
+        extra: list[tuple[str, tuple[Any, ...]]] | None = None,
+        clears_absence: bool = False,
+    ) -> int:
+        """Apply through the engine, write, then (only then) move on and broadcast."""
+        assert self.state is not None and self.hand is not None
+        metrics = self.house.metrics
+        try:
+            new_state, events = apply(self.state, action)
+        except IllegalAction as exc:
+            metrics.refused_actions.labels(exc.reason.value).inc()
+            raise LiveError(exc.reason.value, exc.message) from None
+        hand = self.hand
+        statements = [(
+            "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
+            " VALUES ($1, $2, $3, $4::jsonb, $5, $6)",
+            (self.id, hand.number, len(hand.actions), json.dumps(action_to_json(action)),
+             automatic, at(self.now)),
+        ), *(extra or [])]
+        seat = action.seat
+        streak = self.streaks.get(seat)
+        if clears_absence and (seat in self.absent or (streak and streak.count)):
+            statements.append((
+                "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
+                " VALUES ($1, $2, $3, $4, $5, '{}'::jsonb)",
+                (self.id, self.match_number, seat, SeatEventKind.ACTED.value, at(self.now)),
+            ))
+        await self.house.writer.write(statements)
+        self.state = new_state
+        hand.actions.append(action)
+        metrics.actions.labels(self.config.variant.value, action.kind.value).inc()
+        back = clears_absence and seat in self.absent
+        if clears_absence:
+            self.absent.discard(seat)
+            self.streaks.pop(seat, None)
+        if new_state.hand_over or new_state.outcome is not None:
+            self._cancel_timers()
+            seq = self._emit_update(events)
+            metrics.action_latency.observe(time.perf_counter() - arrival)
+            await self._finish_hand(RecordEnd.COMPLETED, None)
+        else:
+            self._reschedule(acted=seat)
+            seq = self._emit_update(events)
+            metrics.action_latency.observe(time.perf_counter() - arrival)
+        if back:
+            self._emit(lambda _: {"type": "absent", "seat": seat, "absent": False})
+        return seq
+
+    # ----------------------------------------------------------------------------- clocks
+
+    def _cancel_timers(self) -> None:
+        for deadline in self.deadlines.values():
+            deadline.timer.cancel()
+        self.deadlines.clear()
+        for timer in self.bot_timers.values():
+            timer.cancel()
+        self.bot_timers.clear()
+        if self.entropy_timer is not None:
+            self.entropy_timer.cancel()
+            self.entropy_timer = None
+
+    def _reschedule(self, acted: int | None = None) -> None:
+        """A deadline for every pending decision: kept while it stays pending, new otherwise.
+
+        `acted` is the seat that just acted: whatever it must decide now is a new decision (it
+        may lead the next round, or answer again), with a fresh clock.
+        """
+        assert self.state is not None
+        config = self.house.config
+        if acted is not None:
+            for kind in PendingKind:
+                stale = self.deadlines.pop((kind.value, acted), None)
+                if stale is not None:
+                    stale.timer.cancel()
+                bot_timer = self.bot_timers.pop((kind.value, acted), None)
+                if bot_timer is not None:
+                    bot_timer.cancel()
+        wanted: dict[DeadlineKey, tuple[int, PendingKind, bool]] = {}
+        for p in pending(self.state):
+            if p.team_vote:
+                wanted.setdefault(("vote", p.seat % 2), (p.seat, p.kind, True))
+            else:
+                wanted[(p.kind.value, p.seat)] = (p.seat, p.kind, False)
+        for key in list(self.deadlines):
+            if key not in wanted:
+                self.deadlines.pop(key).timer.cancel()
+        for key in list(self.bot_timers):
+            if key not in wanted:
+                self.bot_timers.pop(key).cancel()
+        for key, (seat, kind, team_vote) in wanted.items():
+            if key not in self.deadlines:
+                if team_vote:
+                    seconds = config.vote_clock
+                elif seat in self.absent:
+                    seconds = config.absent_delay
+                else:
+                    seconds = decision_seconds(config, self.kind)
+                token = self._token()
+                when = self.now + seconds
+                timer = self.house.clock.call_at(when, self._deadline_callback(token))
+                self.deadlines[key] = Deadline(token, seat, kind, team_vote, when, timer)
+            if self.seats[seat].bot and key not in self.bot_timers:
+                self._schedule_bot(key, seat)
+
+    def _deadline_callback(self, token: int) -> Callable[[], None]:
+        return lambda: self.post(lambda: self._on_deadline(token))
+
+    def _schedule_bot(self, key: DeadlineKey, seat: int) -> None:
+        token = self.deadlines[key].token
+        think = self.house.settings.bot_think
+        if think <= 0:
+            self.post(lambda: self._bot_move(seat, token))
+            self.bot_timers[key] = _Done()
+        else:
+            self.bot_timers[key] = self.house.clock.call_at(
+                self.now + think, lambda: self.post(lambda: self._bot_move(seat, token)))
+
+    async def _bot_move(self, seat: int, token: int) -> None:
+        if self.state is None or not any(d.token == token for d in self.deadlines.values()):
+            return
+        try:
+            choice = choose_action(view(self.state, seat), self.bot_rng)
+        except NothingToDo:
+            return  # waiting for the partner (or the clock)
+        try:
+            await self._apply(action_from_json(choice), automatic=False,
+                              arrival=time.perf_counter())
+        except LiveError as exc:  # the policy only returns legal actions; keep the clock on
+            log.warning("bot action refused", extra={"table": self.id, "error": exc.code})
+
+    async def _on_deadline(self, token: int) -> None:
+        key = next((k for k, d in self.deadlines.items() if d.token == token), None)
+        if key is None or self.state is None:
+            return
+        deadline = self.deadlines.pop(key)
+        bot_timer = self.bot_timers.pop(key, None)
+        if bot_timer is not None:
+            bot_timer.cancel()
+        seat = deadline.seat
+        metrics = self.house.metrics
+        metrics.automatic_lateness.observe(max(0.0, self.now - deadline.at))
+        timeout = Action(seat, ActionKind.TIMEOUT)
+        if deadline.team_vote or not self.seats[seat].human:
+            # a vote the partners did not agree on in time is no one's absence
+            metrics.automatic_actions.inc()
+            await self._apply(timeout, automatic=True, arrival=time.perf_counter())
+            return
+        await self._seat_event(seat, SeatEventKind.DEADLINE,
+                               {"decision": deadline.kind.value, "deadline_ms": ms(deadline.at)})
+        streak = self.streaks.setdefault(seat, Streak())
+        if streak.count + 1 >= abandon_limit(self.kind):
+            overlap = streak.started_at is not None and \
+                streak.started_at < self.house.run_started_at
+            await self._abandon(seat, AbandonTrigger.AUTOMATIC_ACTIONS, restart_overlap=overlap)
+            if not overlap:
+                return
+            streak = self.streaks.setdefault(seat, Streak())
+        metrics.automatic_actions.inc()
+        before = len(self.absent)
+        self.absent.add(seat)
+        streak.count += 1
+        if streak.started_at is None:
+            streak.started_at = self.now
+        evidence = (
+            "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
+            " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
+            (self.id, self.match_number, seat, SeatEventKind.AUTOMATIC.value, at(self.now),
+             json.dumps({"streak": streak.count, "hand": self.hand.number if self.hand else None,
+                         "late_ms": ms(self.now - deadline.at)})),
+        )
+        try:
+            await self._apply(timeout, automatic=True, arrival=time.perf_counter(),
+                              extra=[evidence])
+        except LiveError:
+            streak.count -= 1
+            raise
+        if len(self.absent) > before and self.status is TableStatus.PLAYING:
+            self._emit(lambda _: {"type": "absent", "seat": seat, "absent": True})
+
+    # ----------------------------------------------------------------------------- endings
+
+    async def _abandon(self, seat: int, trigger: AbandonTrigger, *, restart_overlap: bool) -> None:
+        """Keep the evidence; forfeit the match unless a server restart overlapped the streak."""
+        holder = self.seats[seat]
+        streak = self.streaks.pop(seat, Streak())
+        since = streak.started_at if streak.started_at is not None else self.now
+        evidence = await self.house.evidence(self.id, self.match_number, seat, since)
+        consequence = (AbandonConsequence.NONE_RESTART if restart_overlap
+                       else AbandonConsequence.FORFEIT)
+        team = seat % 2
+        await self.house.writer.write([(
+            "INSERT INTO abandonments (table_id, match_number, seat, user_id, team, variant,"
+            " kind, trigger, consequence, restart_overlap, evidence, created_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12)",
+            (self.id, self.match_number, seat, holder.user_id, team,
+             self.config.variant.value, self.kind.value, trigger.value, consequence.value,
+             restart_overlap, json.dumps(evidence), at(self.now)),
+        )])
+        self._log("abandonment", seat=seat, trigger=trigger.value,
+                  consequence=consequence.value, restart_overlap=restart_overlap)
+        if consequence is AbandonConsequence.FORFEIT:
+            self.house.metrics.abandonments.inc()
+            await self._end_match_early(team, Termination.ABANDONMENT)
+
+    async def _end_match_early(self, team: int, termination: Termination) -> None:
+        """Abandonment or cancellation: the hand in play (dealt now if need be) ends the match."""
+        hand = self.hand
+        if hand is None:
+            return
+        self._cancel_timers()
+        if hand.phase is HandPhase.ENTROPY:
+            # the commitment is public: the hand is dealt and recorded, so the chain stays whole
+            await self._deal(announce=False)
+        assert self.state is not None
+        self.state = forfeit(self.state, team, termination)
+        if termination is Termination.ABANDONMENT:
+            await self._finish_hand(RecordEnd.ABANDONMENT, team)
+        else:
+            await self._finish_hand(RecordEnd.CANCELLED, None)
+
+    async def _finish_hand(self, end: RecordEnd, forfeit_team: int | None) -> None:
+        """Sign and chain the hand's record (revealing its seed); then the next hand or the end."""
+        hand, state = self.hand, self.state
+        assert hand is not None and state is not None
+        assert hand.dealer is not None and hand.dealer_by is not None
+        record = sign_record(build_record(
+            table_id=self.id,
+            hand_number=hand.number,
+            chain_start=hand.chain_start,
+            config=self.config,
+            dealer=hand.dealer,
+            dealer_by=hand.dealer_by,
+            score_before=hand.score_before,
+            contributions=self._contributions(hand),
+            seed=hand.seed,
+            actions=hand.actions,
+            end=end,
+            forfeit_team=forfeit_team,
+            score_after=state.score,
+            match_winner=state.match_winner,
+            prev_hash=self.prev_hash,
+        ), self.house.signing_key)
+        digest = record_hash(record)
+        over = state.outcome is not None
+        statements: list[tuple[str, tuple[Any, ...]]] = [(
+            "UPDATE live_hands SET record = $3::jsonb, record_hash = $4, seed_sealed = NULL"
+            " WHERE table_id = $1 AND hand = $2",
+            (self.id, hand.number, json.dumps(record), digest),
+        )]
+        if over:
+            assert state.outcome is not None
+            cancelled = state.outcome.termination is Termination.CANCELLED
+            self.status = TableStatus.CLOSED if cancelled else TableStatus.FINISHED
+            statements += [
+                ("UPDATE live_matches SET termination = $3, winner = $4, ended_at = $5"
+                 " WHERE table_id = $1 AND number = $2",
+                 (self.id, self.match_number, state.outcome.termination.value,
+                  state.outcome.winner, at(self.now))),
+                self._status_statement(),
+            ]
+        await self.house.writer.write(statements)
+        self.prev_hash = digest
+        self.last_hand = hand.number
+        self.score = state.score
+        self.next_dealer = (hand.dealer + 1) % self.config.seats
+        self.hand = None
+        hand_id = f"{self.id}-{hand.number}"
+        self._emit(lambda _: {"type": "hand_record", "hand": hand.number, "id": hand_id,
+                              "url": f"/hands/{hand_id}"})
+        self._log("hand_recorded", hand=hand.number, end=end.value, score=list(state.score))
+        if not over:
+            await self._begin_hand()
+            return
+        assert state.outcome is not None
+        outcome = state.outcome
+        self.house.metrics.live_tables.dec()
+        for timer in self.empty_timers.values():
+            timer.cancel()
+        self.empty_timers.clear()
+        self.absent.clear()
+        self._emit(lambda _: {"type": "match_over", "termination": outcome.termination.value,
+                              "winner": outcome.winner, "score": list(state.score),
+                              "forfeit_team": forfeit_team})
+        self._log("match_over", match=self.match_number,
+                  termination=outcome.termination.value, winner=outcome.winner)
+        self._emit_table()
+        if self.status is TableStatus.CLOSED:
+            self.house.forget(self)
+
+    # ----------------------------------------------------------------------------- signals
+
+    async def signal(self, conn: Connection, code: object) -> None:
+        seat = self._audience(conn)
+        if seat is None:
+            raise LiveError("not_seated", "Spectators send no signals.", 403)
+        if self.config.seats != 4:
+            raise LiveError("no_partner", "Signals are for partners (2v2 tables).")
+        if self.status is not TableStatus.PLAYING:
+            raise LiveError("no_hand", "No match is being played now.", 409)
+        try:
+            signal = parse_signal(self.config.variant, code)
+        except ValueError as exc:
+            raise LiveError("bad_signal", str(exc)) from None
+        partner = self.seats[(seat + 2) % 4].user_id
+        message = {"type": "signal", "from": seat, "code": signal.code, "label": signal.label,
+                   "at_ms": ms(self.now)}
+        for other in self.subscribers:
+            if partner is not None and other.user_id == partner:
+                other.send_json(message)
+
+
+class _Done:
+    """A timer already fired (a bot that acts at once): nothing to cancel."""
+
+    def cancel(self) -> None:
+        return None

@@ -1,0 +1,214 @@
+"""The browser pages: server-rendered jinja2 templates and the static JavaScript client.
+
+The pages are thin: they render the frame of each screen (in pt-BR) and hand the browser what it
+needs to start (the CSRF token, the table id, the signed-in user). Everything live, the lobby,
+the table and the hand records, comes from the live house's JSON API and WebSocket protocol
+(docs/PROTOCOL.md), which the client in `server/static/js/` speaks. The sign-up and log-in forms
+are real HTML forms that work without JavaScript. See docs/BROWSER.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import jinja2
+from aiohttp import web
+
+from server import accounts
+from server.accounts import MAX_PASSWORD, MIN_PASSWORD, AccountError, User
+from server.app import CONFIG, PASSWORD_COST, POOL, csrf_token, current_user, read_body
+
+TEMPLATES_DIR: Final = Path(__file__).resolve().parent.parent / "templates"
+STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
+JINJA: Final = web.AppKey("jinja", jinja2.Environment)
+
+# Scripts and styles only from this origin, no inline script: a table page that somehow
+# rendered a hostile name still could not run it. `connect-src 'self'` covers the WebSocket.
+CONTENT_SECURITY_POLICY: Final = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FormError:
+    """A refused form, as shown to the player: which field, and what to do, in pt-BR."""
+
+    field: str
+    message: str
+
+
+def account_error_pt(exc: AccountError, password: object) -> FormError:
+    """The account layer's stable codes, said in the tables' language."""
+    if exc.code == "bad_name":
+        return FormError(
+            "name", "O nome precisa ter de 3 a 24 letras, números, '.', '_' ou '-' (sem espaços)."
+        )
+    if exc.code == "name_taken":
+        return FormError("name", "Esse nome já está em uso: escolha outro.")
+    if exc.code == "weak_password":
+        size = len(password) if isinstance(password, str) else 0
+        if size < MIN_PASSWORD:
+            return FormError(
+                "password", f"A senha precisa ter pelo menos {MIN_PASSWORD} caracteres."
+            )
+        if size > MAX_PASSWORD:
+            return FormError(
+                "password", f"A senha pode ter no máximo {MAX_PASSWORD} caracteres."
+            )
+        return FormError(
+            "password",
+            "Senha fácil demais: evite senhas comuns, caracteres repetidos e o seu próprio nome.",
+        )
+    if exc.code == "rate_limited":
+        return FormError(
+            "name", "Muitas tentativas erradas: espere alguns minutos e tente de novo."
+        )
+    if exc.code == "bad_credentials":
+        return FormError("password", "Nome ou senha incorretos.")
+    return FormError("name", "Não foi possível concluir o pedido. Tente de novo.")
+
+
+def render(
+    request: web.Request, template: str, *, status: int = 200, **context: Any
+) -> web.Response:
+    env = request.app[JINJA]
+    user = current_user(request)
+    body = env.get_template(template).render(
+        user=user, csrf=csrf_token(request), path=request.path, **context
+    )
+    response = web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
+    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    # pages carry the CSRF token and who is signed in: never from a shared cache
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _redirect(location: str) -> web.Response:
+    return web.Response(status=303, headers={"Location": location})
+
+
+def _login_wall(request: web.Request) -> web.Response:
+    return render(
+        request, "home.html", status=401, next=request.path_qs,
+        notice="Entre ou crie uma conta para ver esta página.",
+    )
+
+
+def _safe_next(value: object) -> str:
+    """Only a local path: a crafted link may not bounce a fresh login to another site."""
+    if isinstance(value, str) and value.startswith("/") and not value.startswith("//"):
+        return value
+    return "/"
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+async def home(request: web.Request) -> web.Response:
+    return render(request, "home.html", next=_safe_next(request.query.get("next")))
+
+
+async def _open_session(request: web.Request, user: User, next_path: str) -> web.Response:
+    token = await accounts.open_session(request.app[POOL], user)
+    response = _redirect(next_path)
+    accounts.set_cookie(
+        response, accounts.SESSION_COOKIE, token,
+        secure=request.app[CONFIG].secure_cookies,
+        max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
+    )
+    return response
+
+
+async def signup_form(request: web.Request) -> web.Response:
+    body = await read_body(request)
+    name, password = body.get("name"), body.get("password")
+    next_path = _safe_next(body.get("next"))
+    if password != body.get("password2"):
+        error = FormError("password2", "As duas senhas não são iguais.")
+        return render(request, "home.html", status=400, signup_error=error,
+                      signup_name=name, next=next_path)
+    try:
+        user = await accounts.register(request.app[POOL], name, password,
+                                       request.app[PASSWORD_COST])
+    except AccountError as exc:
+        return render(request, "home.html", status=exc.status,
+                      signup_error=account_error_pt(exc, password), signup_name=name,
+                      next=next_path)
+    return await _open_session(request, user, next_path)
+
+
+async def login_form(request: web.Request) -> web.Response:
+    body = await read_body(request)
+    name, password = body.get("name"), body.get("password")
+    next_path = _safe_next(body.get("next"))
+    try:
+        user = await accounts.authenticate(request.app[POOL], name, password,
+                                           request.remote or "unknown")
+    except AccountError as exc:
+        response = render(request, "home.html", status=exc.status,
+                          login_error=account_error_pt(exc, password), login_name=name,
+                          next=next_path)
+        if exc.status == 429:
+            response.headers["Retry-After"] = "900"
+        return response
+    return await _open_session(request, user, next_path)
+
+
+async def logout_form(request: web.Request) -> web.Response:
+    token = request.cookies.get(accounts.SESSION_COOKIE)
+    if token:
+        await accounts.close_session(request.app[POOL], token)
+    response = _redirect("/")
+    response.del_cookie(accounts.SESSION_COOKIE, path="/")
+    return response
+
+
+async def table_page(request: web.Request) -> web.Response:
+    if current_user(request) is None:
+        return _login_wall(request)
+    table_id = request.match_info["table"]
+    return render(request, "table.html", table_id=table_id)
+
+
+async def hand_page(request: web.Request) -> web.Response:
+    table_id = request.match_info["table"]
+    hand = request.match_info["hand"]
+    if not hand.isdigit() or not 1 <= int(hand) <= 2**32 - 1:
+        return render(request, "error.html", status=404, title="Mão não encontrada",
+                      message="O número da mão precisa ser um inteiro positivo.")
+    return render(request, "hand.html", table_id=table_id, hand_number=int(hand))
+
+
+async def verify_page(request: web.Request) -> web.Response:
+    return render(request, "hand.html", table_id=None, hand_number=None)
+
+
+async def my_hands(request: web.Request) -> web.Response:
+    if current_user(request) is None:
+        return _login_wall(request)
+    return render(request, "hands.html")
+
+
+def setup(app: web.Application) -> None:
+    app[JINJA] = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    app.router.add_get("/", home, name="home")
+    app.router.add_post("/signup", signup_form, name="signup_form")
+    app.router.add_post("/login", login_form, name="login_form")
+    app.router.add_post("/logout", logout_form, name="logout_form")
+    app.router.add_get("/t/{table}", table_page, name="table_page")
+    app.router.add_get("/h/{table}/{hand}", hand_page, name="hand_page")
+    app.router.add_get("/verify", verify_page, name="verify_page")
+    app.router.add_get("/me/hands", my_hands, name="my_hands")
+    app.router.add_static("/static/", STATIC_DIR, name="static", append_version=False)

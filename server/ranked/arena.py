@@ -1,0 +1,214 @@
+"""The arena: a time-boxed event of repeated pairings (pure; the server passes `now`).
+
+- The event runs over [starts_at, ends_at) (e.g. 60 min). Players join before or during it,
+  may leave (they keep their points and may come back) and are paired again as soon as their
+  table finishes, while the event is running.
+- Pairing (`pair`): the waiting players (joined, not at a table) in standings order (points,
+  then rating, then player id); 1v1 takes each waiting player with the next one in that order,
+  skipping the opponent they just met when someone else is waiting; 2v2 seats four consecutive
+  players as (1st + 4th) against (2nd + 3rd), the most even split by standing. Players left over
+  wait for the next call.
+- Scoring (`finish`): a win is worth 2 points; a win when the player's last two results were
+  wins (a streak of 2 or more) is worth double, 4. A loss scores 0 and ends the streak. A table
+  cancelled by a server fault scores nothing and leaves streaks alone. An abandoner loses and is
+  taken out of the pairing until they join again.
+- The end: no table is started at or after `ends_at`; a table still playing when the event
+  ends does not count (its players are freed with no points). `close` fixes the standings and
+  the podium: the first three with at least one win.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+PlayerId = int
+WIN_POINTS = 2
+STREAK_FOR_BONUS = 2  # wins in a row before a win counts double
+PODIUM_SIZE = 3
+
+
+class ArenaError(ValueError):
+    """Codes: bad_event, not_open, closed, already_joined, not_joined, unknown_table,
+    bad_result, still_running."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    player: PlayerId
+    rating: float
+    seq: int  # join order
+    active: bool = True
+    busy: bool = False
+    points: int = 0
+    wins: int = 0
+    games: int = 0
+    streak: int = 0
+    last_opponents: tuple[PlayerId, ...] = ()
+
+    @property
+    def on_fire(self) -> bool:
+        """The next win counts double."""
+        return self.streak >= STREAK_FOR_BONUS
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    id: int
+    teams: tuple[tuple[PlayerId, ...], tuple[PlayerId, ...]]
+    started_at: float
+
+    @property
+    def players(self) -> tuple[PlayerId, ...]:
+        return self.teams[0] + self.teams[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    rank: int
+    player: PlayerId
+    points: int
+    wins: int
+    games: int
+    streak: int
+    on_fire: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Arena:
+    starts_at: float
+    ends_at: float
+    seats: int = 2
+    entrants: tuple[Entrant, ...] = ()
+    tables: tuple[Table, ...] = ()
+    next_table: int = 1
+    closed: bool = False
+    podium: tuple[Standing, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.starts_at) and math.isfinite(self.ends_at)
+                and self.starts_at < self.ends_at):
+            raise ArenaError("bad_event", "An arena ends after it starts.")
+        if self.seats not in (2, 4):
+            raise ArenaError("bad_event", "Arena tables have 2 or 4 seats.")
+
+    def running(self, now: float) -> bool:
+        return self.starts_at <= now < self.ends_at and not self.closed
+
+    def entrant(self, player: PlayerId) -> Entrant | None:
+        return next((e for e in self.entrants if e.player == player), None)
+
+    def _with(self, *changed: Entrant) -> tuple[Entrant, ...]:
+        by_player = {e.player: e for e in changed}
+        return tuple(by_player.get(e.player, e) for e in self.entrants)
+
+    def join(self, player: PlayerId, rating: float, now: float) -> Arena:
+        if self.closed:
+            raise ArenaError("closed", "The arena is closed.")
+        if now >= self.ends_at:
+            raise ArenaError("not_open", "The arena is over.")
+        if not math.isfinite(rating):
+            raise ArenaError("bad_event", "A rating is a finite number.")
+        known = self.entrant(player)
+        if known is None:
+            entrant = Entrant(player, float(rating), len(self.entrants))
+            return replace(self, entrants=(*self.entrants, entrant))
+        if known.active:
+            raise ArenaError("already_joined", f"Player {player} is already in the arena.")
+        return replace(self, entrants=self._with(replace(known, active=True)))
+
+    def leave(self, player: PlayerId) -> Arena:
+        """Stop being paired; a table in progress still finishes and counts."""
+        known = self.entrant(player)
+        if known is None or not known.active:
+            raise ArenaError("not_joined", f"Player {player} is not in the arena.")
+        return replace(self, entrants=self._with(replace(known, active=False)))
+
+    def standings(self) -> tuple[Standing, ...]:
+        ordered = sorted(self.entrants, key=lambda e: (-e.points, -e.wins, e.games, e.seq))
+        return tuple(
+            Standing(rank, e.player, e.points, e.wins, e.games, e.streak, e.on_fire)
+            for rank, e in enumerate(ordered, start=1)
+        )
+
+    def pair(self, now: float) -> tuple[Arena, tuple[Table, ...]]:
+        """Seat every waiting player that can be seated now."""
+        if not self.running(now):
+            return self, ()
+        waiting = sorted(
+            (e for e in self.entrants if e.active and not e.busy),
+            key=lambda e: (-e.points, -e.rating, e.player),
+        )
+        tables: list[Table] = []
+        next_id = self.next_table
+        while len(waiting) >= self.seats:
+            first = waiting.pop(0)
+            if self.seats == 2:
+                pick = next((i for i, e in enumerate(waiting)
+                             if e.player not in first.last_opponents), 0)
+                second = waiting.pop(pick)
+                teams: tuple[tuple[PlayerId, ...], tuple[PlayerId, ...]] = (
+                    (first.player,), (second.player,))
+            else:
+                b, c, d = waiting.pop(0), waiting.pop(0), waiting.pop(0)
+                teams = ((first.player, d.player), (b.player, c.player))
+            tables.append(Table(next_id, teams, now))
+            next_id += 1
+        seated = {p for t in tables for p in t.players}
+        entrants = tuple(replace(e, busy=True) if e.player in seated else e
+                         for e in self.entrants)
+        return (replace(self, entrants=entrants, tables=(*self.tables, *tables),
+                        next_table=next_id), tuple(tables))
+
+    def finish(
+        self,
+        table_id: int,
+        winner: int | None,
+        now: float,
+        abandoned: Sequence[PlayerId] = (),
+    ) -> Arena:
+        """A table's result: `winner` the winning team (0 or 1), None when cancelled by a fault.
+        Players in `abandoned` lose and leave the arena's pairing."""
+        table = next((t for t in self.tables if t.id == table_id), None)
+        if table is None:
+            raise ArenaError("unknown_table", f"No table {table_id} is playing in the arena.")
+        if winner not in (None, 0, 1) or isinstance(winner, bool):
+            raise ArenaError("bad_result", "The winner is team 0, team 1, or None (cancelled).")
+        if not set(abandoned) <= set(table.players):
+            raise ArenaError("bad_result", "Only a player of the table can abandon it.")
+        if winner is not None and any(p in table.teams[winner] for p in abandoned):
+            raise ArenaError("bad_result", "The abandoning side cannot win.")
+        counts = winner is not None and now < self.ends_at and not self.closed
+        changed = []
+        for team, players in enumerate(table.teams):
+            for player in players:
+                e = self.entrant(player)
+                assert e is not None
+                e = replace(e, busy=False, last_opponents=table.teams[1 - team],
+                            active=e.active and player not in abandoned)
+                if counts and team == winner:
+                    gain = WIN_POINTS * (2 if e.on_fire else 1)
+                    e = replace(e, points=e.points + gain, wins=e.wins + 1, games=e.games + 1,
+                                streak=e.streak + 1)
+                elif counts:
+                    e = replace(e, games=e.games + 1, streak=0)
+                changed.append(e)
+        return replace(self, entrants=self._with(*changed),
+                       tables=tuple(t for t in self.tables if t.id != table_id))
+
+    def close(self, now: float) -> Arena:
+        """End the event at or after `ends_at`: unfinished tables do not count; the podium is
+        the first three of the standings with at least one win."""
+        if self.closed:
+            raise ArenaError("closed", "The arena is already closed.")
+        if now < self.ends_at:
+            raise ArenaError("still_running", "The arena closes when its time is up.")
+        freed = tuple(replace(e, busy=False) for e in self.entrants)
+        ended = replace(self, entrants=freed, tables=(), closed=True)
+        podium = tuple(s for s in ended.standings() if s.wins > 0)[:PODIUM_SIZE]
+        return replace(ended, podium=podium)

@@ -1,0 +1,390 @@
+"""Abandonment records and their review, in PostgreSQL (migration 022); the rules are in
+`penalties`. Each operation is one transaction: a decision, its audit row, and (for an overturn)
+the reversal of the stake and the rating change commit together or not at all.
+
+The record row is locked for every change, and the table's trigger refuses any transition the
+rules forbid, so two operators deciding at once cannot both overturn: the second waits, then
+finds the record overturned and is refused. The audit log takes rows and never loses one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from server.db import Conn
+from server.ranked import ledger, penalties, ratings
+from server.ranked.penalties import Decision, RecordStatus, ReviewError
+from server.ranked.store import Db, StoreError, check_id, check_match, transaction
+from truco.variants import Variant
+
+# the advisory-lock space of abandonment bookkeeping ("rank"); the low bits are the user id, so
+# one player's records are counted for strikes one at a time
+_LOCK_SPACE = 0x72616E6B << 32
+MAX_EVIDENCE = 500
+_MAX_PAGE = 500
+
+
+class ReviewStoreError(StoreError):
+    """Codes: not_found, forbidden, bad_id, bad_record, bad_filter, bad_page, and the codes of
+    `penalties.ReviewError`."""
+
+
+@dataclass(frozen=True, slots=True)
+class AbandonmentRecord:
+    id: int
+    user_id: int
+    match_ref: str
+    variant: Variant
+    seats: int
+    match_started_at: datetime
+    abandoned_at: datetime
+    source_ref: str | None
+    evidence: tuple[Mapping[str, Any], ...]
+    status: RecordStatus
+    strikes: int
+    paused_until: datetime | None
+    appeal_text: str | None
+    appealed_at: datetime | None
+    appeal_answered: bool
+    decided_at: datetime | None
+    decided_by: int | None
+    reversed_at: datetime | None
+
+    @property
+    def review_state(self) -> penalties.ReviewState:
+        return penalties.ReviewState(self.status, self.appeal_text is not None,
+                                     self.appeal_answered)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    id: int
+    record_id: int
+    actor_id: int | None
+    actor_name: str | None
+    action: str
+    note: str
+    detail: Mapping[str, Any]
+    at: datetime
+
+
+def _record(row: asyncpg.Record) -> AbandonmentRecord:
+    return AbandonmentRecord(
+        id=row["id"], user_id=row["user_id"], match_ref=row["match_ref"],
+        variant=Variant(row["variant"]), seats=row["seats"],
+        match_started_at=row["match_started_at"], abandoned_at=row["abandoned_at"],
+        source_ref=row["source_ref"], evidence=tuple(json.loads(row["evidence"])),
+        status=RecordStatus(row["status"]), strikes=row["strikes"],
+        paused_until=row["paused_until"], appeal_text=row["appeal_text"],
+        appealed_at=row["appealed_at"], appeal_answered=row["appeal_answered"],
+        decided_at=row["decided_at"], decided_by=row["decided_by"],
+        reversed_at=row["reversed_at"],
+    )
+
+
+def _aware(value: object, what: str) -> datetime:
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ReviewStoreError("bad_record", f"{what} must be a datetime with its time zone.")
+    return value
+
+
+def _evidence(evidence: object) -> str:
+    if not isinstance(evidence, Sequence) or isinstance(evidence, str | bytes):
+        raise ReviewStoreError("bad_record", "Evidence is a list of timeline events.")
+    if len(evidence) > MAX_EVIDENCE:
+        raise ReviewStoreError("bad_record", f"Evidence holds at most {MAX_EVIDENCE} events.")
+    # the live house's evidence items (docs/PROTOCOL.md, operators): {"kind", "at_ms", ...}
+    for event in evidence:
+        if (not isinstance(event, Mapping) or not isinstance(event.get("kind"), str)
+                or isinstance(event.get("at_ms"), bool) or not isinstance(event.get("at_ms"), int)):
+            raise ReviewStoreError("bad_record",
+                                   "Each evidence item has a 'kind' and an integer 'at_ms'.")
+    try:
+        return json.dumps(list(map(dict, evidence)), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ReviewStoreError("bad_record", f"Evidence is not plain JSON: {exc}") from exc
+
+
+async def _audit(conn: Conn, record_id: int, actor: int | None, action: str, note: str,
+                 detail: Mapping[str, Any]) -> None:
+    await conn.execute(
+        "INSERT INTO ranked_review_audit (record_id, actor_id, action, note, detail) "
+        "VALUES ($1, $2, $3, $4, $5::jsonb)",
+        record_id, actor, action, note, json.dumps(dict(detail)),
+    )
+
+
+async def record_fault(
+    db: Db, kind: str, started_at: datetime, ended_at: datetime | None, note: str = ""
+) -> int:
+    """Write down a server fault or restart (the server does so at boot for the downtime)."""
+    if kind not in ("restart", "fault"):
+        raise ReviewStoreError("bad_record", "A fault is a 'restart' or a 'fault'.")
+    started_at = _aware(started_at, "started_at")
+    if ended_at is not None and _aware(ended_at, "ended_at") < started_at:
+        raise ReviewStoreError("bad_record", "A fault cannot end before it started.")
+    value = await db.fetchval(
+        "INSERT INTO server_faults (kind, started_at, ended_at, note) VALUES ($1, $2, $3, $4) "
+        "RETURNING id",
+        kind, started_at, ended_at, note,
+    )
+    assert isinstance(value, int)
+    return value
+
+
+async def record_abandonment(
+    db: Db,
+    *,
+    user_id: int,
+    match_ref: str,
+    variant: Variant,
+    seats: int,
+    match_started_at: datetime,
+    abandoned_at: datetime,
+    evidence: Sequence[Mapping[str, Any]] = (),
+    source_ref: str | None = None,
+    fault_overlap: bool = False,
+) -> AbandonmentRecord:
+    """The record of a ranked abandonment, with its pause; once per player and match.
+
+    A fault overlaps when a `server_faults` interval touches [match start, abandonment], or when
+    the caller already knows it did (`fault_overlap`: the live house flags a streak of automatic
+    actions that began before the current server run)."""
+    match_ref = check_match(match_ref, ReviewStoreError)
+    user_id = check_id(user_id, "user", ReviewStoreError)
+    if not isinstance(variant, Variant) or seats not in (2, 4):
+        raise ReviewStoreError("bad_record", "A ranked match is a known variant with 2 or 4 seats.")
+    started = _aware(match_started_at, "match_started_at")
+    at = _aware(abandoned_at, "abandoned_at")
+    timeline = _evidence(evidence)
+    async with transaction(db) as conn:
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_SPACE | user_id)
+        existing = await conn.fetchrow(
+            "SELECT * FROM ranked_abandonments WHERE match_ref = $1 AND user_id = $2",
+            match_ref, user_id,
+        )
+        if existing is not None:
+            return _record(existing)
+        prior = await conn.fetch(
+            "SELECT abandoned_at, status FROM ranked_abandonments "
+            "WHERE user_id = $1 AND abandoned_at > $2 AND abandoned_at <= $3",
+            user_id, at - timedelta(seconds=penalties.ROLLING_WINDOW), at,
+        )
+        faults = await conn.fetch(
+            "SELECT started_at, ended_at FROM server_faults "
+            "WHERE started_at <= $2 AND (ended_at IS NULL OR ended_at >= $1)",
+            started, at,
+        )
+        try:
+            verdict = penalties.assess(
+                at.timestamp(), started.timestamp(),
+                [penalties.PriorRecord(r["abandoned_at"].timestamp(), RecordStatus(r["status"]))
+                 for r in prior],
+                [penalties.Interval(f["started_at"].timestamp(),
+                                    None if f["ended_at"] is None else f["ended_at"].timestamp())
+                 for f in faults]
+                + ([penalties.Interval(started.timestamp(), at.timestamp())]
+                   if fault_overlap else []),
+            )
+        except ReviewError as exc:
+            raise ReviewStoreError(exc.code, exc.message) from exc
+        paused_until = (None if verdict.paused_until is None
+                        else at + timedelta(seconds=verdict.pause))
+        try:
+            row = await conn.fetchrow(
+                "INSERT INTO ranked_abandonments (user_id, match_ref, variant, seats, "
+                "match_started_at, abandoned_at, source_ref, evidence, status, strikes, "
+                "paused_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11) "
+                "RETURNING *",
+                user_id, match_ref, variant.value, seats, started, at, source_ref, timeline,
+                verdict.status.value, verdict.strikes, paused_until,
+            )
+        except asyncpg.ForeignKeyViolationError as exc:
+            raise ReviewStoreError("not_found", f"No user with id {user_id}.") from exc
+        assert row is not None
+        record = _record(row)
+        await _audit(conn, record.id, None, "created", "", {
+            "status": verdict.status.value, "strikes": verdict.strikes, "pause_s": verdict.pause,
+        })
+        return record
+
+
+async def _locked(conn: Conn, record_id: int) -> AbandonmentRecord:
+    row = await conn.fetchrow(
+        "SELECT * FROM ranked_abandonments WHERE id = $1 FOR UPDATE", record_id
+    )
+    if row is None:
+        raise ReviewStoreError("not_found", f"No abandonment record {record_id}.")
+    return _record(row)
+
+
+async def appeal(db: Db, record_id: int, user_id: int, text: object) -> AbandonmentRecord:
+    """The player's one appeal against their own record."""
+    record_id = check_id(record_id, "record", ReviewStoreError)
+    user_id = check_id(user_id, "user", ReviewStoreError)
+    async with transaction(db) as conn:
+        record = await _locked(conn, record_id)
+        if record.user_id != user_id:
+            raise ReviewStoreError("forbidden", "Players appeal only their own records.")
+        try:
+            _, clean = penalties.appeal(record.review_state, text)
+        except ReviewError as exc:
+            raise ReviewStoreError(exc.code, exc.message) from exc
+        row = await conn.fetchrow(
+            "UPDATE ranked_abandonments SET appeal_text = $2, appealed_at = now(), "
+            "appeal_answered = false WHERE id = $1 RETURNING *",
+            record_id, clean,
+        )
+        assert row is not None
+        await _audit(conn, record_id, user_id, "appeal", clean, {})
+        return _record(row)
+
+
+async def decide(
+    db: Db, record_id: int, operator_id: int, decision: Decision, note: object
+) -> AbandonmentRecord:
+    """An operator upholds or overturns a record, with a note. Overturning gives back the stake
+    the player lost (from the house) and the rating points the match cost them, and lifts the
+    pause; all of it once, in the same transaction as the decision and its audit row."""
+    if not isinstance(decision, Decision):
+        raise ReviewStoreError("bad_record", f"Unknown decision {decision!r}.")
+    record_id = check_id(record_id, "record", ReviewStoreError)
+    operator_id = check_id(operator_id, "user", ReviewStoreError)
+    async with transaction(db) as conn:
+        role = await conn.fetchval("SELECT role FROM users WHERE id = $1", operator_id)
+        if role != "operator":
+            raise ReviewStoreError("forbidden", "Only operators review abandonment records.")
+        record = await _locked(conn, record_id)
+        try:
+            ruling, clean = penalties.decide(record.review_state, decision, note)
+        except ReviewError as exc:
+            raise ReviewStoreError(exc.code, exc.message) from exc
+        detail: dict[str, Any] = {"from": record.status.value}
+        reversed_at = None
+        if ruling.reverse:
+            detail |= await _reverse(conn, record)
+            reversed_at = await conn.fetchval("SELECT now()")
+        row = await conn.fetchrow(
+            "UPDATE ranked_abandonments SET status = $2, appeal_answered = $3, "
+            "decided_at = now(), decided_by = $4, reversed_at = coalesce($5, reversed_at) "
+            "WHERE id = $1 RETURNING *",
+            record_id, ruling.state.status.value, ruling.state.appeal_answered, operator_id,
+            reversed_at,
+        )
+        assert row is not None
+        await _audit(conn, record_id, operator_id, decision.value, clean, detail)
+        return _record(row)
+
+
+async def _reverse(conn: Conn, record: AbandonmentRecord) -> dict[str, Any]:
+    try:
+        posting = await ledger.reverse_forfeit(conn, record.match_ref, record.user_id)
+        chips = posting.amount_for(ledger.wallet(record.user_id))
+    except ledger.LedgerError as exc:
+        # no stake was held, or the match was refunded: there is no lost stake to give back
+        if exc.code not in ("not_held", "not_forfeited"):
+            raise
+        chips = 0
+    change = await ratings.reverse_match(
+        conn, f"abandonment:{record.id}", record.user_id, record.match_ref,
+        record.abandoned_at,
+    )
+    return {"chips_returned": chips, "rating_returned": 0.0 if change is None else change.delta,
+            "pause_lifted": record.paused_until is not None}
+
+
+async def get_record(db: Db, record_id: int) -> AbandonmentRecord:
+    record_id = check_id(record_id, "record", ReviewStoreError)
+    row = await db.fetchrow("SELECT * FROM ranked_abandonments WHERE id = $1", record_id)
+    if row is None:
+        raise ReviewStoreError("not_found", f"No abandonment record {record_id}.")
+    return _record(row)
+
+
+async def list_records(
+    db: Db,
+    *,
+    status: RecordStatus | None = None,
+    user_id: int | None = None,
+    variant: Variant | None = None,
+    seats: int | None = None,
+    appealed: bool | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int = 50,
+    before_id: int | None = None,
+) -> tuple[AbandonmentRecord, ...]:
+    """Records for the review queue or a player's page, newest first; every filter optional."""
+    if status is not None and not isinstance(status, RecordStatus):
+        raise ReviewStoreError("bad_filter", f"Unknown status {status!r}.")
+    if variant is not None and not isinstance(variant, Variant):
+        raise ReviewStoreError("bad_filter", f"Unknown variant {variant!r}.")
+    if seats not in (None, 2, 4):
+        raise ReviewStoreError("bad_filter", "Seats are 2 or 4.")
+    for value, what in ((user_id, "user"), (before_id, "record")):
+        if value is not None:
+            check_id(value, what, ReviewStoreError)
+    if not 1 <= limit <= _MAX_PAGE:
+        raise ReviewStoreError("bad_page", f"A page holds 1 to {_MAX_PAGE} records.")
+    for bound in (since, until):
+        if bound is not None:
+            _aware(bound, "a time filter")
+    rows = await db.fetch(
+        "SELECT * FROM ranked_abandonments WHERE "
+        "($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR user_id = $2) "
+        "AND ($3::text IS NULL OR variant = $3) AND ($4::smallint IS NULL OR seats = $4) "
+        "AND ($5::boolean IS NULL OR (appeal_text IS NOT NULL) = $5) "
+        "AND ($6::timestamptz IS NULL OR abandoned_at >= $6) "
+        "AND ($7::timestamptz IS NULL OR abandoned_at < $7) "
+        "AND ($8::bigint IS NULL OR id < $8) ORDER BY id DESC LIMIT $9",
+        None if status is None else status.value, user_id,
+        None if variant is None else variant.value, seats, appealed, since, until,
+        before_id, limit,
+    )
+    return tuple(_record(r) for r in rows)
+
+
+async def audit_log(
+    db: Db, *, record_id: int | None = None, limit: int = 100, before_id: int | None = None
+) -> tuple[AuditEntry, ...]:
+    """The audit log (of one record, or all), newest first."""
+    for value in (record_id, before_id):
+        if value is not None:
+            check_id(value, "record", ReviewStoreError)
+    if not 1 <= limit <= _MAX_PAGE:
+        raise ReviewStoreError("bad_page", f"A page holds 1 to {_MAX_PAGE} entries.")
+    rows = await db.fetch(
+        "SELECT a.*, u.name AS actor_name FROM ranked_review_audit a "
+        "LEFT JOIN users u ON u.id = a.actor_id "
+        "WHERE ($1::bigint IS NULL OR a.record_id = $1) AND ($2::bigint IS NULL OR a.id < $2) "
+        "ORDER BY a.id DESC LIMIT $3",
+        record_id, before_id, limit,
+    )
+    return tuple(
+        AuditEntry(r["id"], r["record_id"], r["actor_id"], r["actor_name"], r["action"],
+                   r["note"], json.loads(r["detail"]), r["at"])
+        for r in rows
+    )
+
+
+async def pause_remaining(db: Db, user_id: int, now: datetime) -> timedelta:
+    """How long the player is still kept out of the ranked queues (zero: free to queue)."""
+    user_id = check_id(user_id, "user", ReviewStoreError)
+    now = _aware(now, "now")
+    rows = await db.fetch(
+        "SELECT status, paused_until FROM ranked_abandonments "
+        "WHERE user_id = $1 AND paused_until > $2",
+        user_id, now,
+    )
+    seconds = penalties.pause_remaining(
+        [penalties.PauseRecord(RecordStatus(r["status"]), r["paused_until"].timestamp())
+         for r in rows],
+        now.timestamp(),
+    )
+    return timedelta(seconds=seconds)

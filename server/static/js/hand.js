@@ -1,0 +1,138 @@
+// The hand page: fetch a signed hand record and check it here, with fairness.js (no server help).
+
+import { cardFace, el, myContribution, VARIANT_NAME } from "./common.js";
+import { verifyHandRecord } from "./fairness.js";
+
+const root = document.getElementById("hand-root");
+const tableId = root.dataset.tableId;
+const handNumber = root.dataset.hand;
+const $ = (id) => document.getElementById(id);
+
+const CHECK_NAMES = {
+  structure: "estrutura", key: "chave", signature: "assinatura", commitment: "compromisso",
+  deck: "baralho", dealer: "quem dá", deal: "distribuição", replay: "jogadas", mine: "minha entropia",
+};
+const STATUS_WORDS = { pass: "ok", fail: "FALHOU", warn: "aviso", skip: "na linha de comando" };
+let houseKey = null;
+let downloadUrl = null;
+
+async function fetchHouseKey() {
+  try {
+    const response = await fetch("/api/key", { headers: { Accept: "application/json" } });
+    if (!response.ok) return null;
+    const body = await response.json();
+    return typeof body.public_key === "string" ? body.public_key : null;
+  } catch {
+    return null;
+  }
+}
+
+function setVerdict(stateName, text) {
+  const node = $("verdict");
+  node.dataset.state = stateName;
+  node.textContent = text;
+}
+
+function renderChecks(checks) {
+  $("checks").replaceChildren(...checks.map((c) => el("li", { class: `check ${c.status}`, dataset: { check: c.name, status: c.status } },
+    el("strong", {}, `${CHECK_NAMES[c.name] ?? c.name} (${c.name}): ${STATUS_WORDS[c.status] ?? c.status}`),
+    " — ", c.detail)));
+}
+
+function renderDetails(result, text, mine, recordUrl) {
+  const r = result.record;
+  const v = r.variant;
+  $("rec-commitment").textContent = r.commitment;
+  $("rec-seed").textContent = r.seed;
+  $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
+  $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
+  $("rec-score").textContent = `${r.score_before[0]} x ${r.score_before[1]} → ${r.score_after[0]} x ${r.score_after[1]}${r.match_winner === null ? "" : ` (partida ganha pela dupla ${r.match_winner === 0 ? "A" : "B"})`}`;
+  $("rec-key").textContent = `${r.key_id} · ${r.public_key}`;
+  $("rec-contributions").replaceChildren(...r.contributions.map((c, seat) => {
+    const isMine = mine !== null && c === mine;
+    return el("li", { class: isMine ? "mine" : "", dataset: { seat } },
+      `Lugar ${seat + 1}: `, c === null ? el("em", {}, "não enviou (ausente)") : el("code", { class: "hex" }, c),
+      isMine ? el("strong", { class: "mine-tag" }, " ← a minha") : "");
+  }));
+  $("rec-deck").replaceChildren(...result.deck.map((card, i) => el("li", { dataset: { index: i } }, cardFace(card, v))));
+  const deal = result.deal;
+  const rows = deal.hands.map((cards, seat) => el("p", { class: "deal-row" }, `Lugar ${seat + 1}: `, cards.map((c) => cardFace(c, v))));
+  if (deal.vira) rows.push(el("p", { class: "deal-row" }, "Vira: ", cardFace(deal.vira, v)));
+  $("rec-deal").replaceChildren(...rows);
+  const source = recordUrl ? `${window.location.origin}${recordUrl}` : `${r.table}-${r.hand}.json`;
+  $("cli-command").textContent = `barajamos-verify hand ${source} --key ${r.public_key}`;
+  if (downloadUrl) URL.revokeObjectURL(downloadUrl);
+  downloadUrl = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+  const link = $("download");
+  link.href = downloadUrl;
+  link.download = `${r.table}-${r.hand}.json`;
+  $("details").hidden = false;
+}
+
+async function check(text, { pinned, mine, recordUrl }) {
+  setVerdict("pending", "Conferindo…");
+  let result;
+  try {
+    result = await verifyHandRecord(text, { pinnedKey: pinned, mine });
+  } catch (err) {
+    setVerdict("fail", `Não foi possível conferir: ${err.message}`);
+    return;
+  }
+  renderChecks(result.checks);
+  if (!result.readable) {
+    $("details").hidden = true;
+    setVerdict("unreadable", `Registro ilegível: ${result.error}`);
+    return;
+  }
+  renderDetails(result, text, mine, recordUrl);
+  const failed = result.checks.filter((c) => c.status === "fail");
+  if (failed.length) {
+    setVerdict("fail", `FALHOU: ${failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ")}. Este registro não é o que a casa assinou, ou o baralho não saiu da semente comprometida.`);
+  } else {
+    setVerdict("ok", "Verificado: a semente confere com o compromisso, e o baralho e a distribuição saem dela e das contribuições dos jogadores.");
+  }
+}
+
+async function loadHand() {
+  const id = `${tableId}-${handNumber}`;
+  const url = `/hands/${id}`;
+  let response;
+  try {
+    response = await fetch(url, { headers: { Accept: "application/json" } });
+  } catch {
+    setVerdict("unreadable", "Sem conexão com o servidor.");
+    return;
+  }
+  if (!response.ok) {
+    setVerdict("unreadable", response.status === 404 ? "Mão não encontrada, ou ainda em jogo (o registro só sai no fim da mão)." : `O servidor respondeu ${response.status}.`);
+    return;
+  }
+  const text = await response.text();
+  const mine = myContribution(tableId, handNumber);
+  if (mine) $("mine-hex").value = mine;
+  await check(text, { pinned: houseKey, mine, recordUrl: url });
+}
+
+$("record-file").addEventListener("change", async () => {
+  const file = $("record-file").files[0];
+  if (file) $("record-text").value = await file.text();
+});
+
+$("paste-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const text = $("record-text").value;
+  if (!text.trim()) {
+    setVerdict("unreadable", "Cole o JSON de um registro ou escolha um arquivo.");
+    return;
+  }
+  const key = $("pinned-key").value.trim();
+  if (key && !/^[0-9a-f]{64}$/.test(key)) {
+    setVerdict("unreadable", "A chave pública são 64 dígitos hexadecimais minúsculos.");
+    return;
+  }
+  const mine = $("mine-hex").value.trim() || null;
+  await check(text, { pinned: key || houseKey, mine, recordUrl: null });
+});
+
+houseKey = await fetchHouseKey();
+if (tableId && handNumber) await loadHand();

@@ -1,0 +1,55 @@
+// My past hands: the tables I sit at (lobby API) and the hands this browser played (kept
+// locally with my entropy), each with its public signed record.
+
+import { api, el, myContribution, playedHands, VARIANT_NAME } from "./common.js";
+
+const MAX_TABLES = 30;
+const status = document.getElementById("hands-status");
+const list = document.getElementById("hands-list");
+
+async function chain(tableId) {
+  const response = await fetch(`/tables/${tableId}/chain`, { headers: { Accept: "application/json" } });
+  if (!response.ok) return [];
+  const entries = await response.json();
+  return Array.isArray(entries) ? entries.filter((e) => e && e.kind === "hand") : [];
+}
+
+function handRow(record) {
+  const mine = myContribution(record.table, record.hand);
+  const end = record.end === "completed" ? "" : ` (${record.end === "abandonment" ? "abandono" : "cancelada"})`;
+  return el("li", { dataset: { table: record.table, hand: record.hand } },
+    el("a", { href: `/h/${record.table}/${record.hand}` }, `Mão ${record.hand}`),
+    ` — ${record.score_before[0]} x ${record.score_before[1]} → ${record.score_after[0]} x ${record.score_after[1]}${end}`,
+    mine ? el("span", { class: "badge" }, "minha entropia guardada") : "");
+}
+
+async function load() {
+  let mineTables = [];
+  try {
+    mineTables = (await api("GET", "/api/tables?mine=1")).tables.map((t) => t.id);
+  } catch (err) {
+    status.textContent = `Não foi possível carregar suas mesas: ${err.message}`;
+  }
+  const ids = [...new Set([...playedHands().map((h) => h.table), ...mineTables])].slice(0, MAX_TABLES);
+  if (ids.length === 0) {
+    status.textContent = "Nenhuma mão ainda: jogue uma partida e ela aparece aqui.";
+    return;
+  }
+  const sections = [];
+  let total = 0;
+  for (const id of ids) {
+    const records = await chain(id);
+    if (!records.length) continue;
+    total += records.length;
+    const first = records[0];
+    sections.push(el("section", { class: "card-box", dataset: { table: id } },
+      el("h2", {}, `Mesa ${id} — ${VARIANT_NAME[first.variant] ?? first.variant} ${first.seats === 2 ? "1x1" : "2x2"}`),
+      el("p", {}, el("a", { href: `/tables/${id}/chain`, download: `${id}-chain.json` }, "Baixar a cadeia inteira"),
+        " · offline: ", el("code", {}, `barajamos-verify chain ${window.location.origin}/tables/${id}/chain`)),
+      el("ol", { class: "hand-list" }, records.slice().reverse().map(handRow))));
+  }
+  list.replaceChildren(...sections);
+  status.textContent = total ? `${total} mão(s) com registro público.` : "Nenhuma mão terminada ainda.";
+}
+
+load();

@@ -1,0 +1,101 @@
+// The lobby: create a table, list the tables I sit at and the ones with a free seat, join one.
+
+import { api, el, KIND_NAME, STATUS_NAME, VARIANT_NAME } from "./common.js";
+
+const REFRESH_MS = 4000;
+const form = document.getElementById("new-table");
+const formError = document.getElementById("new-table-error");
+const status = document.getElementById("lobby-status");
+const openList = document.getElementById("lobby-tables");
+const mineList = document.getElementById("my-tables");
+
+function who(table) {
+  return table.players.map((p) => (p.name === null ? "lugar livre" : p.bot ? `${p.name} (robô)` : p.name)).join(", ");
+}
+
+function describe(table) {
+  const seats = table.seats === 2 ? "1x1" : "2x2";
+  return `${VARIANT_NAME[table.variant] ?? table.variant} ${seats} · ${KIND_NAME[table.kind] ?? table.kind} · ${STATUS_NAME[table.status] ?? table.status}`;
+}
+
+function showError(node, message) {
+  node.textContent = message;
+  node.hidden = false;
+}
+
+async function join(table, seat, invite) {
+  const body = { seat };
+  if (invite) body.invite = invite;
+  const { table: joined } = await api("POST", `/api/tables/${table.id}/join`, body);
+  window.location.assign(`/t/${joined.id}`);
+}
+
+function openTableItem(table) {
+  const error = el("p", { class: "error", role: "alert", hidden: true });
+  const inviteId = `invite-${table.id}`;
+  const needsInvite = table.kind === "private";
+  const invite = needsInvite
+    ? el("span", { class: "invite" }, el("label", { for: inviteId }, "Código de convite"),
+      el("input", { id: inviteId, autocomplete: "off", placeholder: "XXXX-XXXX" }))
+    : null;
+  const buttons = table.players.filter((p) => p.name === null).map((p) =>
+    el("button", {
+      type: "button",
+      dataset: { seat: p.seat },
+      onclick: async () => {
+        error.hidden = true;
+        try {
+          await join(table, p.seat, invite?.querySelector("input").value.trim());
+        } catch (err) {
+          showError(error, err.message);
+        }
+      },
+    }, `Sentar no lugar ${p.seat + 1} (dupla ${p.seat % 2 === 0 ? "A" : "B"})`));
+  return el("li", { class: "table-item", dataset: { table: table.id } },
+    el("p", {}, el("strong", {}, describe(table)), " — dono: ", table.owner ?? "?"),
+    el("p", { class: "muted" }, "Na mesa: ", who(table)),
+    invite, el("div", { class: "buttons" }, buttons), error);
+}
+
+function myTableItem(table) {
+  return el("li", { class: "table-item", dataset: { table: table.id } },
+    el("p", {}, el("a", { href: `/t/${table.id}` }, `Mesa ${table.id}`), " — ", describe(table)),
+    el("p", { class: "muted" }, "Na mesa: ", who(table), ` · placar ${table.score[0]} x ${table.score[1]}`));
+}
+
+async function refresh() {
+  try {
+    const [open, mine] = await Promise.all([api("GET", "/api/tables"), api("GET", "/api/tables?mine=1")]);
+    const myIds = new Set(mine.tables.map((t) => t.id));
+    mineList.replaceChildren(...mine.tables.map(myTableItem));
+    if (mine.tables.length === 0) mineList.replaceChildren(el("li", { class: "muted" }, "Você não está em nenhuma mesa."));
+    const others = open.tables.filter((t) => !myIds.has(t.id));
+    openList.replaceChildren(...others.map(openTableItem));
+    status.textContent = others.length === 0 ? "Nenhuma mesa esperando jogadores agora: crie uma!" : `${others.length} mesa(s) com lugar livre.`;
+  } catch (err) {
+    status.textContent = `Não foi possível carregar as mesas: ${err.message}`;
+  }
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  formError.hidden = true;
+  const data = new FormData(form);
+  const button = document.getElementById("create-table");
+  button.disabled = true;
+  try {
+    const { table } = await api("POST", "/api/tables", {
+      variant: data.get("variant"), seats: Number(data.get("seats")), mode: data.get("mode"), kind: data.get("kind"),
+    });
+    window.location.assign(`/t/${table.id}`);
+  } catch (err) {
+    showError(formError, err.message);
+    button.disabled = false;
+  }
+});
+
+refresh();
+setInterval(() => {
+  // no focus stealing: do not rebuild the lists while the player is typing an invite code
+  if (!openList.contains(document.activeElement)) refresh();
+}, REFRESH_MS);

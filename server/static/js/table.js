@@ -1,0 +1,720 @@
+// The table: one WebSocket (docs/PROTOCOL.md), rendering the engine's view for my seat.
+//
+// The client never decides what is legal: every button comes from `view.legal`, and what it
+// sends is that entry, unchanged. It keeps the last table event number (`seq`) and, after a
+// dropped connection, reconnects by itself and says `hello` with it to catch up.
+
+import {
+  api, apiMessage, cardFace, cardLabel, el, KIND_NAME, myContribution, rememberContribution,
+  rememberPlayedHand, VARIANT_NAME,
+} from "./common.js";
+import { bytesToHex } from "./fairness.js";
+
+const root = document.getElementById("table-root");
+const tableId = root.dataset.tableId;
+const invite = new URLSearchParams(window.location.search).get("invite");
+const $ = (id) => document.getElementById(id);
+
+// Raise ladders (RULES.md): the value a hand reaches at each step, and the steps' names.
+const LADDERS = {
+  paulista: { values: [1, 3, 6, 9, 12], names: ["truco", "seis", "nove", "doze"] },
+  mineiro: { values: [2, 4, 6, 10, 12], names: ["truco", "seis", "dez", "doze"] },
+  argentino: { values: [1, 2, 3, 4], names: ["truco", "retruco", "vale cuatro"] },
+};
+const ENVIDO_NAMES = { envido: "Envido", real_envido: "Real envido", falta_envido: "Falta envido" };
+const VOTE_NAMES = {
+  accept: "aceitar", decline: "correr", raise: "aumentar", envido: "envido",
+  real_envido: "real envido", falta_envido: "falta envido",
+};
+const HAND_END_REASONS = {
+  rounds: "decidida nas rodadas",
+  tied: "as rodadas empataram: ninguém marca",
+  declined: "o pedido foi recusado (correu)",
+  ran: "a dupla da mão especial correu",
+  fold: "uma dupla inteira foi al mazo",
+  match_ended: "o envido encerrou a partida",
+  abandoned: "a partida foi encerrada pelo servidor",
+};
+const TERMINATIONS = {
+  target: "chegou ao placar final",
+  abandonment: "abandono (ações automáticas demais ou saída no meio da partida)",
+  cancelled: "partida cancelada: ninguém ganha",
+};
+const RECONNECT_MAX_MS = 5000;
+
+const state = {
+  socket: null,
+  connected: false,
+  lastSeq: 0,
+  table: null,
+  seat: null,
+  view: null,
+  handInfo: null,
+  pending: [],
+  absent: new Set(),
+  signals: [],
+  offsetMs: 0, // server clock minus ours
+  nextId: 1,
+  inFlight: null, // id of the action we wait an answer for
+  reconnectDelay: 250,
+  summaryHand: null,
+  records: new Map(), // hand number -> record url
+};
+
+// --- connection -------------------------------------------------------------------------------
+
+function setConn(stateName, text) {
+  const node = $("conn-status");
+  node.dataset.state = stateName;
+  node.textContent = text;
+}
+
+function connect() {
+  const scheme = window.location.protocol === "https:" ? "wss" : "ws";
+  const query = invite ? `?invite=${encodeURIComponent(invite)}` : "";
+  const socket = new WebSocket(`${scheme}://${window.location.host}/ws/tables/${tableId}${query}`);
+  state.socket = socket;
+  setConn("connecting", state.lastSeq ? "Reconectando…" : "Conectando…");
+  socket.addEventListener("open", () => {
+    state.connected = true;
+    state.reconnectDelay = 250;
+    send({ type: "hello", last_seq: state.lastSeq });
+  });
+  socket.addEventListener("message", (event) => {
+    let message;
+    try {
+      message = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    handle(message);
+  });
+  socket.addEventListener("close", (event) => {
+    if (state.socket !== socket) return;
+    state.connected = false;
+    state.inFlight = null;
+    if (event.code === 4404 || event.code === 4403) {
+      setConn("closed", "Sem acesso a esta mesa.");
+      return;
+    }
+    setConn("reconnecting", "Conexão perdida: reconectando…");
+    render();
+    setTimeout(connect, state.reconnectDelay);
+    state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
+  });
+}
+
+function send(message) {
+  if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+    state.socket.send(JSON.stringify(message));
+    return true;
+  }
+  return false;
+}
+
+/** Start over from a fresh snapshot: used when we notice a gap in the numbered events. */
+function resync() {
+  state.lastSeq = 0;
+  state.socket?.close();
+}
+
+// --- messages ---------------------------------------------------------------------------------
+
+function handle(message) {
+  if (message.seq !== undefined && message.type !== "welcome" && message.type !== "snapshot"
+      && message.type !== "ack") {
+    if (message.seq <= state.lastSeq) return; // already seen (a replay after reconnecting)
+    if (message.seq !== state.lastSeq + 1) {
+      resync();
+      return;
+    }
+    state.lastSeq = message.seq;
+  }
+  switch (message.type) {
+    case "welcome":
+      state.table = message.table;
+      state.seat = message.seat;
+      state.signals = message.signals ?? [];
+      state.offsetMs = message.server_time_ms - Date.now();
+      setConn("connected", "Conectado");
+      break;
+    case "snapshot":
+      state.lastSeq = message.seq;
+      state.table = message.table;
+      state.handInfo = message.hand;
+      state.view = message.view;
+      state.pending = message.pending ?? [];
+      state.absent = new Set(message.absent ?? []);
+      state.offsetMs = message.server_time_ms - Date.now();
+      state.inFlight = null;
+      if (state.view?.hand?.result) showSummary(state.view, null);
+      maybeSendEntropy();
+      break;
+    case "table":
+      // a broadcast: the same for everyone, so its `you` is not mine (the welcome said my seat)
+      state.table = { ...message.table, you: state.seat, invite: message.table.invite ?? state.table?.invite ?? null };
+      break;
+    case "commitment":
+      state.handInfo = {
+        hand: message.hand, phase: "entropy", commitment: message.commitment,
+        chain_start: message.chain_start, entropy_deadline_ms: message.entropy_deadline_ms, entropy_from: [],
+      };
+      log(`Mão ${message.hand}: compromisso publicado (${message.commitment.slice(0, 16)}…).`);
+      maybeSendEntropy();
+      break;
+    case "entropy":
+      if (state.handInfo && state.handInfo.hand === message.hand) {
+        state.handInfo.entropy_from = [...new Set([...(state.handInfo.entropy_from ?? []), message.seat])];
+      }
+      break;
+    case "update":
+      if (state.handInfo && state.handInfo.hand === message.hand) state.handInfo.phase = "playing";
+      state.view = message.view;
+      state.pending = message.pending ?? [];
+      state.absent = new Set(message.absent ?? []);
+      for (const event of message.events) describeEvent(event, message.view, message.hand);
+      break;
+    case "absent":
+      if (message.absent) state.absent.add(message.seat);
+      else state.absent.delete(message.seat);
+      if (message.absent) log(`${seatName(message.seat)} está ausente: as decisões são automáticas até voltar a jogar.`);
+      break;
+    case "hand_record":
+      state.records.set(message.hand, message.url);
+      rememberPlayedHand({ table: tableId, hand: message.hand, variant: state.table?.variant, seat: state.seat, at: Date.now() });
+      log(`O registro assinado da mão ${message.hand} está público.`);
+      break;
+    case "match_over":
+      showMatchOver(message);
+      break;
+    case "ack":
+      if (message.id === state.inFlight) state.inFlight = null;
+      break;
+    case "error":
+      if (message.id !== null && message.id === state.inFlight) state.inFlight = null;
+      if (message.error !== "entropy_duplicate") showError(apiMessage(message.error, message.message));
+      break;
+    case "signal":
+      $("signal-received").textContent = `Parceiro: “${message.label}”`;
+      break;
+    default:
+      break;
+  }
+  render();
+}
+
+function maybeSendEntropy() {
+  const info = state.handInfo;
+  if (!info || info.phase !== "entropy" || state.seat === null || state.seat === undefined) return;
+  if ((info.entropy_from ?? []).includes(state.seat)) return;
+  let hex = myContribution(tableId, info.hand);
+  if (!hex) {
+    const phrase = $("entropy-phrase").value;
+    const bytes = phrase ? new TextEncoder().encode(phrase) : crypto.getRandomValues(new Uint8Array(32));
+    hex = bytesToHex(bytes.slice(0, 256));
+    rememberContribution(tableId, info.hand, hex);
+  }
+  send({ type: "entropy", id: `e${info.hand}`, hand: info.hand, hex });
+}
+
+// --- actions ----------------------------------------------------------------------------------
+
+function act(action) {
+  if (state.inFlight !== null) return;
+  const id = state.nextId++;
+  if (send({ type: "action", id, action })) {
+    state.inFlight = id;
+    render();
+  }
+}
+
+async function lobby(path, body) {
+  try {
+    const { table } = await api("POST", `/api/tables/${tableId}/${path}`, body);
+    const seatChanged = table.you !== state.seat;
+    state.table = table;
+    state.seat = table.you;
+    render();
+    // the socket serves the view of the seat it was opened for: sitting down (or moving) needs
+    // a fresh one, which starts from a snapshot for the new seat
+    if (seatChanged && path !== "leave") resync();
+    return table;
+  } catch (err) {
+    showError(err.message);
+    return null;
+  }
+}
+
+function showError(text) {
+  const node = $("table-error");
+  node.textContent = text;
+  node.hidden = false;
+  clearTimeout(showError.timer);
+  showError.timer = setTimeout(() => { node.hidden = true; }, 6000);
+}
+
+// --- words ------------------------------------------------------------------------------------
+
+function teamOf(seat) {
+  return seat % 2;
+}
+
+function seatName(seat) {
+  if (seat === state.seat) return "Você";
+  const player = state.table?.players?.[seat];
+  const name = player?.name ?? `Lugar ${seat + 1}`;
+  const tag = state.seat !== null && state.seat !== undefined && teamOf(seat) === teamOf(state.seat) ? " (parceiro)" : "";
+  return `${name}${player?.bot ? " (robô)" : ""}${tag}`;
+}
+
+/** A team as the subject of a sentence: a person in 1x1, "nossa dupla" / "a dupla adversária" in 2x2. */
+function teamName(team) {
+  if (team === null || team === undefined) return "ninguém";
+  const seats = state.table?.seats ?? state.view?.seats ?? 2;
+  if (seats === 2) return seatName(team);
+  if (state.seat !== null && state.seat !== undefined) return team === teamOf(state.seat) ? "Nossa dupla" : "A dupla adversária";
+  const names = (state.table?.players ?? []).filter((p) => p.seat % 2 === team).map((p) => p.name ?? "?");
+  return `A dupla ${team === 0 ? "A" : "B"} (${names.join(" e ")})`;
+}
+
+/** A team on the scoreboard: short. */
+function teamShort(team) {
+  if (state.seat !== null && state.seat !== undefined) return team === teamOf(state.seat) ? "Nós" : "Eles";
+  return `Dupla ${team === 0 ? "A" : "B"}`;
+}
+
+function variant() {
+  return state.view?.variant ?? state.table?.variant ?? "paulista";
+}
+
+function malasBuenas(points) {
+  // Argentino's 30 are counted as 15 malas, then 15 buenas (display only)
+  return points <= 15 ? `${points} malas` : `${points - 15} buenas`;
+}
+
+function raiseName(step) {
+  const ladder = LADDERS[variant()];
+  const name = ladder.names[step - 1] ?? "truco";
+  return { name, value: ladder.values[step] };
+}
+
+function nextRaiseStep(hand) {
+  const ladder = LADDERS[variant()];
+  const current = hand.request?.kind === "truco" ? hand.request.value : hand.value;
+  return ladder.values.indexOf(current) + 1;
+}
+
+function actionLabel(action, hand) {
+  const arg = variant() === "argentino";
+  const request = hand?.request;
+  switch (action.do) {
+    case "raise": {
+      const { name, value } = raiseName(nextRaiseStep(hand));
+      const title = name.charAt(0).toUpperCase() + name.slice(1);
+      return request?.kind === "truco" ? `${title}! (aumentar para ${value})` : `${title}! (vale ${value})`;
+    }
+    case "accept":
+      if (request?.kind === "special") return `Jogar a ${request.name} (vale ${request.value})`;
+      if (request?.kind === "envido") return "Quiero (envido)";
+      return arg ? `Quiero (vale ${request?.value})` : `Aceitar (vale ${request?.value})`;
+    case "decline":
+      if (request?.kind === "special") return `Correr da ${request.name}`;
+      if (request?.kind === "envido") return "No quiero (envido)";
+      return arg ? "No quiero" : "Correr";
+    case "fold":
+      return "Ir al mazo";
+    default:
+      return ENVIDO_NAMES[action.do] ?? action.do;
+  }
+}
+
+// --- event log --------------------------------------------------------------------------------
+
+function log(text) {
+  const list = $("log");
+  list.prepend(el("li", {}, text));
+  while (list.children.length > 40) list.lastChild.remove();
+}
+
+function describeEvent(event, view, handNumber) {
+  const v = view?.variant ?? variant();
+  switch (event.type) {
+    case "hand_started":
+      // the previous hand's summary stays up (titled with its number) until this hand ends
+      log(`Mão ${handNumber}: ${seatName(event.dealer)} deu as cartas; ${seatName(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
+      break;
+    case "card_played":
+      log(`${seatName(event.seat)} ${event.covered ? "cobriu uma carta" : `jogou ${cardLabel(event.card, v)}`}${event.automatic ? " (automático)" : ""}.`);
+      break;
+    case "raise_requested":
+      log(`${seatName(event.seat)} pediu ${event.name}! (vale ${event.value})`);
+      break;
+    case "raise_accepted":
+      log(`${teamName(event.team)} aceitou: a mão vale ${event.value}.`);
+      break;
+    case "raise_declined":
+      log(`${teamName(event.team)} correu: o outro lado marca ${event.points}.`);
+      break;
+    case "vote_cast":
+      log(`${seatName(event.seat)} votou: ${VOTE_NAMES[event.vote] ?? event.vote}${event.automatic ? " (automático)" : ""}.`);
+      break;
+    case "vote_expired":
+      log(`${teamName(event.team)} não combinou a tempo: a dupla correu.`);
+      break;
+    case "special_hand_answered":
+      log(`${teamName(event.team)} ${event.play ? "vai jogar" : "correu da"} mão especial.`);
+      break;
+    case "envido_called":
+      log(`${seatName(event.seat)}: ${ENVIDO_NAMES[event.call] ?? event.call}! (${event.chain})`);
+      break;
+    case "envido_accepted":
+      log(`Envido querido: ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}. ${seatName(event.winner_seat)} ganha ${event.points}.`);
+      break;
+    case "envido_declined":
+      log(`Envido no querido: ${teamName(event.team)} marca ${event.points}.`);
+      break;
+    case "round_ended":
+      log(event.winner_team === null ? `Rodada ${event.round + 1}: empatou (cangou).` : `Rodada ${event.round + 1}: ${seatName(event.winner_seat)} ganhou.`);
+      break;
+    case "folded":
+      log(`${seatName(event.seat)} foi al mazo.`);
+      break;
+    case "hand_ended":
+      log(`Fim da mão: ${event.winner_team === null ? "ninguém marca" : `${teamName(event.winner_team)} marca ${event.points}`} (${HAND_END_REASONS[event.reason] ?? event.reason}).`);
+      showSummary(view, handNumber);
+      break;
+    case "match_ended":
+      log(`Fim da partida: ${event.winner === null ? "sem vencedor" : `${teamName(event.winner)} venceu`}.`);
+      break;
+    default:
+      break;
+  }
+}
+
+function showSummary(view, handNumber) {
+  const hand = view?.hand;
+  if (!hand?.result) return;
+  const number = handNumber ?? state.handInfo?.hand ?? null;
+  state.summaryHand = number;
+  const v = view.variant;
+  const body = $("summary-body");
+  const result = hand.result;
+  const parts = [
+    el("p", { class: "result" }, result.winner_team === null
+      ? "Ninguém marcou nesta mão."
+      : `${teamName(result.winner_team)} marcou ${result.points} ponto(s): ${HAND_END_REASONS[result.reason] ?? result.reason}.`),
+  ];
+  const rounds = hand.rounds.map((r, i) => `${i + 1}ª: ${r.tied ? "empate" : seatName(r.winner_seat)}`);
+  if (rounds.length) parts.push(el("p", {}, "Rodadas — ", rounds.join("; ")));
+  if (hand.envido?.result) {
+    const e = hand.envido.result;
+    if (e.accepted) {
+      parts.push(el("p", {}, `Envido (${hand.envido.chain}): `,
+        e.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", "),
+        ` — ${seatName(e.winner_seat)} ganhou ${e.points}.`));
+      const shown = hand.players.find((p) => p.seat === e.winner_seat)?.shown;
+      if (shown) {
+        parts.push(el("div", { class: "hand small", "aria-label": "Cartas de quem ganhou o envido" },
+          shown.map((c) => cardFace(c, v))));
+      }
+    } else {
+      parts.push(el("p", {}, `Envido (${hand.envido.chain}) não querido: ${teamName(e.winner_team)} marcou ${e.points}.`));
+    }
+  }
+  parts.push(el("p", { id: "summary-score" }, `Placar: ${scoreText(view.score)}`));
+  if (number !== null) {
+    parts.push(el("p", {}, el("a", { href: `/h/${tableId}/${number}`, id: "summary-record" },
+      `Conferir o baralho da mão ${number} (jogo justo)`)));
+  }
+  body.replaceChildren(...parts);
+  $("summary-title").textContent = number === null ? "Resumo da mão" : `Resumo da mão ${number}`;
+  $("summary").dataset.hand = number === null ? "" : String(number);
+  $("summary").hidden = false;
+}
+
+function scoreText(score) {
+  if (variant() === "argentino") return `${teamShort(0)} ${malasBuenas(score[0])} x ${malasBuenas(score[1])} ${teamShort(1)}`;
+  return `${teamShort(0)} ${score[0]} x ${score[1]} ${teamShort(1)}`;
+}
+
+function showMatchOver(message) {
+  const why = TERMINATIONS[message.termination] ?? message.termination;
+  const mine = state.seat !== null && state.seat !== undefined;
+  let text;
+  if (message.winner === null) text = `Sem vencedor: ${why}.`;
+  else if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${teamName(message.winner)} venceu — ${why}.`;
+  else text = `${teamName(message.winner)} venceu — ${why}.`;
+  $("match-over-text").textContent = `${text} Placar final: ${message.score[0]} x ${message.score[1]}.`;
+  $("match-over").hidden = false;
+}
+
+// --- rendering --------------------------------------------------------------------------------
+
+function secondsLeft(deadlineMs) {
+  return Math.max(0, Math.ceil((deadlineMs - (Date.now() + state.offsetMs)) / 1000));
+}
+
+function render() {
+  // "busy" while an action waits for its ack: the buttons are disabled (no double sends)
+  root.dataset.busy = String(state.inFlight !== null);
+  const table = state.table;
+  if (!table) return;
+  $("table-title").textContent = `Mesa ${VARIANT_NAME[table.variant]} ${table.seats === 2 ? "1x1" : "2x2"} (${KIND_NAME[table.kind] ?? table.kind})`;
+  document.title = `${$("table-title").textContent} · Barajamos`;
+  renderSeating(table);
+  renderBoard();
+  renderFairness();
+  if (table.status === "finished") $("match-over").hidden = false;
+  const rematch = $("rematch");
+  rematch.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
+  rematch.disabled = (table.rematch ?? []).includes(state.seat);
+  rematch.textContent = rematch.disabled ? "Revanche pedida: esperando os outros" : "Revanche";
+  if (table.status === "playing" || table.status === "open") {
+    if (table.status === "open") $("match-over").hidden = true;
+  }
+}
+
+function renderSeating(table) {
+  const seated = state.seat !== null && state.seat !== undefined;
+  $("seating").hidden = table.status !== "open";
+  const list = $("seat-list");
+  list.replaceChildren(...table.players.map((p) => {
+    const label = p.name === null ? "livre" : `${p.name}${p.bot ? " (robô)" : ""}${p.seat === state.seat ? " (você)" : ""}`;
+    let button = null;
+    if (p.name === null && table.status === "open") {
+      button = el("button", {
+        type: "button", dataset: { seat: p.seat },
+        onclick: () => (seated ? lobby("seat", { seat: p.seat }) : lobby("join", invite ? { seat: p.seat, invite } : { seat: p.seat })),
+      }, seated ? `Mudar para o lugar ${p.seat + 1}` : `Sentar no lugar ${p.seat + 1}`);
+    }
+    return el("li", {}, `Lugar ${p.seat + 1} (dupla ${p.seat % 2 === 0 ? "A" : "B"}): ${label}${p.name !== null && !p.bot && !p.connected ? " — desconectado" : ""} `, button);
+  }));
+  const start = $("start-match");
+  start.hidden = !seated || table.status !== "open";
+  start.textContent = table.kind === "training" ? "Começar contra os robôs" : "Começar a partida";
+  const inviteBox = $("invite-box");
+  inviteBox.hidden = !table.invite;
+  if (table.invite) $("invite-link").value = `${window.location.origin}/t/${table.id}?invite=${table.invite}`;
+  $("leave-table").hidden = !seated;
+}
+
+function renderBoard() {
+  const view = state.view;
+  const board = $("board");
+  board.hidden = !view;
+  if (!view) return;
+  const hand = view.hand;
+  const v = view.variant;
+  // score
+  const score = view.score;
+  const arg = v === "argentino";
+  $("scoreboard").replaceChildren(
+    el("span", { class: "team", dataset: { team: 0 } }, `${teamShort(0)}: `, el("strong", { id: "score-0" }, String(score[0])), arg ? ` (${malasBuenas(score[0])})` : ""),
+    el("span", { class: "team", dataset: { team: 1 } }, `${teamShort(1)}: `, el("strong", { id: "score-1" }, String(score[1])), arg ? ` (${malasBuenas(score[1])})` : ""),
+    el("span", { class: "muted" }, ` até ${view.target}`),
+  );
+  // hand info
+  const info = [];
+  if (hand) {
+    info.push(el("span", {}, "Vale ", el("strong", { id: "hand-value" }, String(hand.value))));
+    if (hand.kind === "onze" && hand.special_name) info.push(el("span", { class: "badge" }, hand.special_name));
+    if (hand.kind === "ferro") info.push(el("span", { class: "badge" }, "mão de ferro"));
+    if (hand.vira) info.push(el("span", { class: "vira" }, "Vira: ", cardFace(hand.vira, v)));
+    if (hand.manilhas?.length) info.push(el("span", { class: "manilhas" }, "Manilhas: ", hand.manilhas.map((c) => cardFace(c, v))));
+  }
+  $("hand-info").replaceChildren(...info);
+  renderPlayers(view);
+  renderTurn(view);
+  renderRequest(view);
+  renderRounds(view);
+  renderHands(view);
+  renderActions(view);
+  renderSignals();
+}
+
+function pendingFor(seat) {
+  return state.pending.filter((p) => p.seat === seat);
+}
+
+function renderPlayers(view) {
+  const hand = view.hand;
+  $("players").replaceChildren(...Array.from({ length: view.seats }, (_, seat) => {
+    const player = hand?.players?.[seat];
+    const pend = pendingFor(seat);
+    const table = state.table?.players?.[seat];
+    const notes = [];
+    if (hand && hand.dealer === seat) notes.push("dá as cartas");
+    if (hand && hand.mano === seat) notes.push("mão");
+    if (player && !player.in_hand) notes.push("foi al mazo");
+    if (state.absent.has(seat)) notes.push("ausente");
+    if (table && !table.bot && table.name !== null && !table.connected) notes.push("desconectado");
+    const clock = pend.length ? el("span", { class: "clock", dataset: { deadline: pend[0].deadline_ms } }, `${secondsLeft(pend[0].deadline_ms)} s`) : null;
+    return el("li", { class: `player${pend.length ? " acting" : ""}${seat === state.seat ? " me" : ""}`, dataset: { seat } },
+      el("strong", {}, seatName(seat)),
+      player ? ` · ${player.cards_left} carta(s)` : "",
+      notes.length ? el("span", { class: "muted" }, ` · ${notes.join(", ")}`) : "",
+      clock ? " · " : "", clock);
+  }));
+}
+
+function renderTurn(view) {
+  const hand = view.hand;
+  const node = $("turn");
+  if (!hand || hand.result) {
+    node.textContent = hand?.result ? "Mão encerrada. A próxima começa em instantes." : "";
+    return;
+  }
+  const mine = pendingFor(state.seat);
+  if (mine.length) {
+    node.replaceChildren("Sua vez — ", el("span", { id: "my-clock", class: "clock", dataset: { deadline: mine[0].deadline_ms } }, `${secondsLeft(mine[0].deadline_ms)} s`));
+  } else if (hand.turn !== null && hand.turn !== undefined) {
+    node.textContent = `Vez de ${seatName(hand.turn)}.`;
+  } else if (hand.request) {
+    node.textContent = `Esperando a resposta de ${teamName(hand.request.answering_team)}.`;
+  } else {
+    node.textContent = "";
+  }
+}
+
+function renderRequest(view) {
+  const hand = view.hand;
+  const box = $("request");
+  const request = hand?.request;
+  if (!request) {
+    box.hidden = true;
+    box.replaceChildren();
+    return;
+  }
+  const parts = [];
+  if (request.kind === "truco") {
+    parts.push(el("p", { class: "ask" }, `${seatName(request.seat)} pediu ${request.name}! A mão passa a valer ${request.value}.`));
+  } else if (request.kind === "envido") {
+    parts.push(el("p", { class: "ask" }, `${seatName(request.seat)} cantou ${request.chain}${request.truco_waiting ? ` (o truco espera a resposta do envido)` : ""}.`));
+  } else {
+    parts.push(el("p", { class: "ask" }, `${request.name}: ${teamName(request.answering_team)} decide se joga (vale ${request.value}) ou corre.`));
+  }
+  const votes = Object.entries(hand.votes ?? {});
+  if (votes.length && view.seats === 4) {
+    const teamVote = state.pending.find((p) => p.team_vote);
+    parts.push(el("p", { id: "votes", class: "votes" }, "Votos: ",
+      votes.map(([s, vote]) => `${seatName(Number(s))}: ${VOTE_NAMES[vote] ?? vote}`).join("; "),
+      teamVote ? ` — a dupla discorda: ${secondsLeft(teamVote.deadline_ms)} s para combinar` : ""));
+  }
+  box.replaceChildren(...parts);
+  box.hidden = false;
+}
+
+function renderRounds(view) {
+  const hand = view.hand;
+  const v = view.variant;
+  const list = $("rounds");
+  if (!hand) {
+    list.replaceChildren();
+    return;
+  }
+  const items = hand.rounds.map((r, i) => el("li", { class: "round", dataset: { round: i } },
+    el("span", { class: "round-title" }, `${i + 1}ª rodada: `, r.tied ? el("strong", {}, "empate") : el("strong", {}, `${seatName(r.winner_seat)} ganhou`)),
+    el("span", { class: "plays" }, r.plays.map((p) => playFace(p, v)))));
+  if (hand.table.length || !hand.result) {
+    items.push(el("li", { class: "round current", dataset: { round: hand.round } },
+      el("span", { class: "round-title" }, `${hand.round + 1}ª rodada (na mesa)`),
+      el("span", { class: "plays" }, hand.table.map((p) => playFace(p, v)))));
+  }
+  list.replaceChildren(...items);
+}
+
+function playFace(play, v) {
+  const label = play.covered && !play.card ? `${seatName(play.seat)}: carta coberta` : undefined;
+  return el("span", { class: "play" }, el("small", {}, seatName(play.seat)),
+    cardFace(play.card, v, { label }), play.covered && play.card ? el("small", {}, "(coberta)") : "");
+}
+
+function renderHands(view) {
+  const hand = view.hand;
+  const v = view.variant;
+  const me = hand?.players?.[state.seat];
+  const legal = view.legal ?? [];
+  const plays = legal.filter((a) => a.do === "play");
+  const blind = hand?.kind === "ferro";
+  $("blind-note").hidden = !blind;
+  const buttons = (me?.hand ?? []).map((slot) => {
+    if (blind) {
+      const action = plays.find((a) => a.position === slot.position);
+      return el("button", {
+        type: "button", class: "card-button", disabled: !action || state.inFlight !== null,
+        "aria-label": `Jogar a carta virada da posição ${slot.position + 1}`, dataset: { position: slot.position, action: "play" },
+        onclick: () => act(action),
+      }, cardFace(null, v, { label: `posição ${slot.position + 1}` }), el("small", {}, `posição ${slot.position + 1}`));
+    }
+    const open = plays.find((a) => a.card === slot.card && !a.covered);
+    const covered = plays.find((a) => a.card === slot.card && a.covered);
+    return el("span", { class: "slot" },
+      el("button", {
+        type: "button", class: "card-button", disabled: !open || state.inFlight !== null,
+        "aria-label": `Jogar ${cardLabel(slot.card, v)}`, dataset: { card: slot.card, action: "play" },
+        onclick: () => act(open),
+      }, cardFace(slot.card, v)),
+      covered ? el("button", {
+        type: "button", class: "cover", disabled: state.inFlight !== null, dataset: { card: slot.card, action: "cover" },
+        "aria-label": `Cobrir ${cardLabel(slot.card, v)} (jogar virada, não vale nada)`, onclick: () => act(covered),
+      }, "Cobrir") : null);
+  });
+  $("my-hand").replaceChildren(...buttons);
+  // the team at onze / dez sees the partner's cards: the view shows them only then
+  const partnerSeat = state.seat !== null && state.seat !== undefined && view.seats === 4 ? (state.seat + 2) % 4 : null;
+  const partner = partnerSeat === null ? null : hand?.players?.[partnerSeat];
+  const faces = (partner?.hand ?? []).filter((slot) => slot.card);
+  $("partner-box").hidden = faces.length === 0 || Boolean(hand?.result);
+  $("partner-cards").replaceChildren(...faces.map((slot) => cardFace(slot.card, v)));
+}
+
+function renderActions(view) {
+  const hand = view.hand;
+  const others = (view.legal ?? []).filter((a) => a.do !== "play");
+  $("actions").replaceChildren(...others.map((action) => el("button", {
+    type: "button", class: action.do === "decline" || action.do === "fold" ? "secondary" : "",
+    disabled: state.inFlight !== null, dataset: { action: action.do },
+    onclick: () => act(action),
+  }, actionLabel(action, hand))));
+}
+
+function renderSignals() {
+  const show = state.view?.seats === 4 && state.seat !== null && state.seat !== undefined && state.signals.length > 0
+    && Boolean(state.view?.hand) && !state.view.hand.result;
+  $("signals-box").hidden = !show;
+  if (!show) return;
+  if ($("signals").children.length === state.signals.length) return;
+  $("signals").replaceChildren(...state.signals.map((s) => el("button", {
+    type: "button", class: "secondary", dataset: { signal: s.code },
+    onclick: () => send({ type: "signal", id: `s${state.nextId++}`, code: s.code }),
+  }, s.label)));
+}
+
+function renderFairness() {
+  const info = state.handInfo;
+  if (!info) return;
+  $("fair-hand").textContent = String(info.hand);
+  $("fair-commitment").textContent = info.commitment;
+  $("fair-mine").textContent = myContribution(tableId, info.hand) ?? "(nenhuma: você está assistindo)";
+  const from = info.entropy_from ?? [];
+  $("fair-from").textContent = from.length ? from.map((s) => seatName(s)).join(", ") : "ninguém ainda";
+  const last = [...state.records.keys()].sort((a, b) => b - a)[0];
+  if (last !== undefined) {
+    $("fair-record").replaceChildren(el("a", { href: `/h/${tableId}/${last}`, id: "last-record" }, `Conferir a mão ${last} no navegador`));
+  }
+}
+
+// countdowns tick between server messages
+setInterval(() => {
+  for (const node of document.querySelectorAll(".clock[data-deadline]")) {
+    node.textContent = `${secondsLeft(Number(node.dataset.deadline))} s`;
+  }
+}, 250);
+
+$("start-match").addEventListener("click", () => lobby("start"));
+$("rematch").addEventListener("click", () => lobby("rematch"));
+$("leave-table").addEventListener("click", async () => {
+  if (await lobby("leave")) window.location.assign("/");
+});
+
+connect();

@@ -1,0 +1,432 @@
+"""The browser tables in a real Chromium against the real server (real TCP port, real clock).
+
+Playwright's async API drives Debian's Chromium (`/usr/bin/chromium`, installed by scripts/test;
+never downloaded). Each test starts the app from `make_app` on its own fresh database. Screens
+of the lobby, a table mid-hand and a verified hand page are saved under `artifacts/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from playwright.async_api import Browser, Page, WebSocketRoute, async_playwright, expect
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+PHONE = {"width": 375, "height": 800}
+DESKTOP = {"width": 1280, "height": 900}
+PASSWORD = "truco na praia 42"
+# generous: a bot or the server may take a moment on a loaded 2-core machine, never a clock
+STEP_TIMEOUT_MS = 20_000
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@dataclass
+class LiveServer:
+    base: str
+    app: web.Application
+    page_errors: list[str] = field(default_factory=list)
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+
+@pytest.fixture(name="live_server")
+async def live_server_fixture(
+    make_app: Callable[..., web.Application], aiohttp_server: Callable[..., Awaitable[Any]]
+) -> AsyncIterator[LiveServer]:
+    # `make_app` first: its database must outlive the server (fixtures tear down in reverse).
+    # No clock given: the app runs on the real system clock, as in production.
+    server = await aiohttp_server(make_app())
+    live = LiveServer(str(server.make_url("/")).rstrip("/"), server.app)
+    try:
+        yield live
+    finally:
+        await server.close()
+    assert not live.page_errors, f"JavaScript errors in the pages: {live.page_errors}"
+
+
+@pytest.fixture(name="browser")
+async def browser_fixture() -> AsyncIterator[Browser]:
+    assert CHROMIUM.exists(), (
+        f"the browser tests need Debian's Chromium at {CHROMIUM}:"
+        " run scripts/test, which installs it"
+    )
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+async def new_page(
+    browser: Browser, live: LiveServer, viewport: dict[str, int] | None = None
+) -> Page:
+    """A page in its own context (its own cookies and localStorage: one player)."""
+    context = await browser.new_context(viewport=viewport or DESKTOP)  # type: ignore[arg-type]
+    context.set_default_timeout(STEP_TIMEOUT_MS)
+    page = await context.new_page()
+    page.on("pageerror", lambda error: live.page_errors.append(str(error)))
+    return page
+
+
+async def screenshot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+async def signup(page: Page, live: LiveServer, name: str) -> None:
+    await page.goto(live.url("/"))
+    await page.get_by_label("Nome").first.fill(name)
+    await page.locator("#signup-password").fill(PASSWORD)
+    await page.locator("#signup-password2").fill(PASSWORD)
+    await page.get_by_role("button", name="Criar conta").click()
+    await expect(page.get_by_role("heading", name="Mesas", exact=True)).to_be_visible()
+
+
+async def create_table(page: Page, variant: str, seats: int, kind: str) -> str:
+    await page.get_by_label("Variante").select_option(variant)
+    await page.get_by_label("Jogadores").select_option(str(seats))
+    await page.get_by_label("Tipo").select_option(kind)
+    await page.get_by_role("button", name="Criar mesa").click()
+    await page.wait_for_url(re.compile(r"/t/[0-9a-f]{16}$"))
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    return page.url.rsplit("/", 1)[1]
+
+
+async def no_horizontal_scroll(page: Page) -> bool:
+    return bool(await page.evaluate(
+        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    ))
+
+
+# --- playing by clicking ----------------------------------------------------------------------
+
+
+@dataclass
+class Policy:
+    """How a test player clicks: raise when it may (optionally), accept requests, play cards."""
+
+    raise_when_possible: bool = False
+    raised: int = 0
+    cards_played: int = 0
+    clicks: int = 0
+
+
+async def enabled(page: Page, selector: str) -> list[str]:
+    return list(await page.eval_on_selector_all(
+        selector, "(nodes) => nodes.filter((n) => !n.disabled && n.offsetParent !== null)"
+        ".map((n) => n.dataset.action + ':' + (n.dataset.card ?? n.dataset.position ?? ''))",
+    ))
+
+
+async def play_step(page: Page, policy: Policy) -> bool:
+    """Click one legal thing, if there is one; False when this player has nothing to do now."""
+    actions = await enabled(page, "#actions button")
+    if "accept:" in actions:
+        await page.locator('#actions button[data-action="accept"]').click()
+    elif policy.raise_when_possible and "raise:" in actions:
+        await page.locator('#actions button[data-action="raise"]').click()
+        policy.raised += 1
+    else:
+        plays = await enabled(page, '#my-hand button[data-action="play"]')
+        if not plays:
+            return False
+        await page.locator('#my-hand button[data-action="play"]:not([disabled])').first.click()
+        policy.cards_played += 1
+    policy.clicks += 1
+    # the click sent one action: wait for its answer before looking again
+    await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
+    return True
+
+
+async def last_summary(page: Page) -> int:
+    """The number of the latest hand whose summary the page shows (0: none yet)."""
+    value = await page.locator("#summary").get_attribute("data-hand")
+    return int(value) if value else 0
+
+
+async def play_hand(page: Page, policy: Policy) -> int:
+    """Click through until the hand in progress ends; its number."""
+    before = await last_summary(page)
+    while (after := await last_summary(page)) == before:
+        if not await play_step(page, policy):
+            await page.wait_for_timeout(100)
+    return after
+
+
+# --- tests -------------------------------------------------------------------------------------
+
+
+async def test_signup_shows_clear_errors_and_opens_the_lobby(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server, PHONE)
+    await page.goto(live_server.url("/"))
+    assert await page.title() == "Entrar · Barajamos"
+    # a name with a space: refused in pt-BR, the form keeps what was typed, nothing created
+    await page.locator("#signup-name").fill("ana maria")
+    await page.locator("#signup-password").fill(PASSWORD)
+    await page.locator("#signup-password2").fill(PASSWORD)
+    await page.get_by_role("button", name="Criar conta").click()
+    await expect(page.locator("#signup-name-error")).to_contain_text("O nome precisa ter")
+    await expect(page.locator("#signup-name")).to_have_value("ana maria")
+    await expect(page.locator("#signup-name")).to_have_attribute("aria-invalid", "true")
+    # passwords that differ
+    await page.locator("#signup-name").fill("ana_maria")
+    await page.locator("#signup-password").fill(PASSWORD)
+    await page.locator("#signup-password2").fill(PASSWORD + "x")
+    await page.get_by_role("button", name="Criar conta").click()
+    await expect(page.locator("#signup-password2-error")).to_have_text(
+        "As duas senhas não são iguais."
+    )
+    # a wrong login for a name that does not exist
+    await page.locator("#login-name").fill("ana_maria")
+    await page.locator("#login-password").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar").click()
+    await expect(page.locator("#login-error")).to_have_text("Nome ou senha incorretos.")
+    assert await no_horizontal_scroll(page)
+    # now right, with the keyboard only
+    await page.locator("#signup-name").fill("ana_maria")
+    await page.locator("#signup-password").fill(PASSWORD)
+    await page.locator("#signup-password2").fill(PASSWORD)
+    await page.locator("#signup-password2").press("Enter")
+    await expect(page.get_by_role("heading", name="Mesas", exact=True)).to_be_visible()
+    await expect(page.locator("#me")).to_have_text("ana_maria")
+    await expect(page.locator("#lobby-status")).not_to_have_text("Carregando as mesas…")
+    assert await no_horizontal_scroll(page)
+    await screenshot(page, "lobby-phone")
+    await page.set_viewport_size(DESKTOP)  # type: ignore[arg-type]
+    await screenshot(page, "lobby-desktop")
+    # the same name again, from another browser: taken
+    other = await new_page(browser, live_server)
+    await other.goto(live_server.url("/"))
+    await other.locator("#signup-name").fill("Ana_Maria")
+    await other.locator("#signup-password").fill(PASSWORD)
+    await other.locator("#signup-password2").fill(PASSWORD)
+    await other.get_by_role("button", name="Criar conta").click()
+    await expect(other.locator("#signup-name-error")).to_have_text(
+        "Esse nome já está em uso: escolha outro."
+    )
+
+
+async def test_a_private_page_asks_for_login_and_comes_back(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    response = await page.goto(live_server.url("/me/hands"))
+    assert response is not None and response.status == 401
+    await expect(page.locator(".notice")).to_contain_text("Entre ou crie uma conta")
+    await page.locator("#signup-name").fill("bia_22")
+    await page.locator("#signup-password").fill(PASSWORD)
+    await page.locator("#signup-password2").fill(PASSWORD)
+    await page.get_by_role("button", name="Criar conta").click()
+    await page.wait_for_url(live_server.url("/me/hands"))
+    await expect(page.get_by_role("heading", name="Minhas mãos")).to_be_visible()
+    await expect(page.locator("#hands-status")).to_contain_text("Nenhuma mão")
+
+
+async def test_training_hand_by_clicking_then_verify_it_in_the_browser(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "caio_1")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    # the commitment is shown before the deal, and my browser's entropy is kept
+    await expect(page.locator("#fair-commitment")).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
+    await expect(page.locator("#fair-mine")).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
+    await expect(page.locator("#my-hand .card").first).to_be_visible()
+    await expect(page.locator("#hand-info .vira .card")).to_have_count(1)
+    await expect(page.locator("#hand-info .manilhas .card")).to_have_count(4)
+
+    policy = Policy()
+    answered = re.compile(r"robô\) (aceitou|correu)|robô\) pediu (seis|nove|doze)")
+    screenshot_taken = False
+    hands_played = 0
+    while policy.raised == 0:
+        # play a card first, then ask for truco once it is possible: the bot must answer
+        before = await last_summary(page)
+        while await last_summary(page) == before:
+            policy.raise_when_possible = policy.cards_played >= 1 and policy.raised == 0
+            raised_before = policy.raised
+            if not await play_step(page, policy):
+                await page.wait_for_timeout(100)
+                continue
+            if not screenshot_taken and await page.locator("#rounds .play .card").count() >= 2:
+                await screenshot(page, "table-mid-hand")
+                screenshot_taken = True
+            if policy.raised > raised_before:
+                await expect(page.locator("#log")).to_contain_text(answered)
+        hands_played += 1
+        assert hands_played <= 6, "no chance to raise truco in six hands"
+    await expect(page.locator("#summary-body")).to_contain_text("Placar")
+    assert policy.cards_played >= 1 and screenshot_taken
+
+    # the record goes public after the hand: open it from the table and check it here
+    record_link = page.locator("#last-record")
+    await expect(record_link).to_be_visible()
+    hand_number = int((await record_link.get_attribute("href") or "").rsplit("/", 1)[1])
+    assert hand_number >= 1
+    await record_link.click()
+    await page.wait_for_url(live_server.url(f"/h/{table_id}/{hand_number}"))
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "ok")
+    for name in ("structure", "key", "signature", "commitment", "deck", "deal", "mine"):
+        await expect(page.locator(f'#checks [data-check="{name}"]')).to_have_attribute(
+            "data-status", "pass"
+        )
+    await expect(page.locator("#rec-contributions li.mine")).to_have_count(1)
+    await expect(page.locator("#rec-deck li")).to_have_count(40)
+    await expect(page.locator("#cli-command")).to_contain_text(
+        f"barajamos-verify hand {live_server.base}/hands/{table_id}-{hand_number} --key "
+    )
+    await screenshot(page, "hand-verified")
+
+    # a tampered record (two cards of the deck swapped): a clear, named failure
+    record = json.loads(await page.evaluate(
+        "async (url) => (await fetch(url)).text()", f"/hands/{table_id}-{hand_number}"
+    ))
+    record["deck"][0], record["deck"][1] = record["deck"][1], record["deck"][0]
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(record))
+    await page.get_by_role("button", name="Verificar").click()
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "fail")
+    await expect(page.locator("#verdict")).to_contain_text("FALHOU")
+    for name in ("signature", "deck"):
+        await expect(page.locator(f'#checks [data-check="{name}"]')).to_have_attribute(
+            "data-status", "fail"
+        )
+    # garbage is unreadable, not a crash
+    await page.get_by_label("ou cole o JSON do registro").fill('{"kind": "hand", "version": 1.5}')
+    await page.get_by_role("button", name="Verificar").click()
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "unreadable")
+
+    # my past hands list it
+    await page.goto(live_server.url("/me/hands"))
+    await expect(page.locator(f'#hands-list li[data-hand="{hand_number}"] a')).to_have_attribute(
+        "href", f"/h/{table_id}/{hand_number}"
+    )
+
+
+async def test_reload_mid_hand_recovers_the_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server, PHONE)
+    await signup(page, live_server, "duda_3")
+    await create_table(page, "mineiro", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    policy = Policy()
+    # play one card, so the table has history to restore
+    while policy.cards_played == 0:
+        if not await play_step(page, policy):
+            await page.wait_for_timeout(100)
+    await expect(page.locator("#rounds .play .card").first).to_be_visible()
+    before_cards = await page.eval_on_selector_all(
+        "#my-hand .card[data-card]", "(nodes) => nodes.map((n) => n.dataset.card)"
+    )
+    before_mine = await page.locator("#fair-mine").text_content()
+    assert await no_horizontal_scroll(page)
+    await page.reload()
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    await expect(page.locator("#board")).to_be_visible()
+    if await last_summary(page) == 0:
+        after_cards = await page.eval_on_selector_all(
+            "#my-hand .card[data-card]", "(nodes) => nodes.map((n) => n.dataset.card)"
+        )
+        assert set(after_cards) <= set(before_cards)
+        await expect(page.locator("#rounds .play .card").first).to_be_visible()
+    await expect(page.locator("#fair-mine")).to_have_text(before_mine or "")
+    # and the hand goes on to its end from the restored page
+    await play_hand(page, policy)
+    await expect(page.locator("#summary-body")).to_contain_text("Placar")
+
+
+async def test_a_dropped_connection_reconnects_by_itself(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    # every table socket goes through this route, so the test can cut it like a network would
+    routes: list[WebSocketRoute] = []
+    hellos: list[dict[str, Any]] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if isinstance(message, str) and '"hello"' in message:
+                hellos.append(json.loads(message))
+            server.send(message)
+
+        ws.on_message(from_page)
+        routes.append(ws)
+
+    await page.route_web_socket(re.compile(r"/ws/tables/"), route)
+    await signup(page, live_server, "eva_4")
+    await create_table(page, "argentino", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#my-hand .card").first).to_be_visible()
+    await expect(page.locator("#scoreboard")).to_contain_text("malas")
+    assert len(routes) == 1 and hellos[0]["last_seq"] == 0
+    await routes[0].close(code=4000, reason="test: connection dropped")
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    assert len(routes) == 2
+    # the new socket's hello carries the last table event the page had processed
+    assert hellos[-1]["last_seq"] > 0
+    await play_hand(page, Policy())
+
+
+async def test_four_browsers_play_a_2v2_match_to_the_end(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    pages = [await new_page(browser, live_server) for _ in range(4)]
+    names = ["fa_0", "gui_1", "hel_2", "ivo_3"]
+    await asyncio.gather(*(signup(p, live_server, n) for p, n in zip(pages, names, strict=True)))
+    owner = pages[0]
+    table_id = await create_table(owner, "paulista", 4, "private")
+    invite_link = await owner.locator("#invite-link").input_value()
+    assert f"/t/{table_id}?invite=" in invite_link
+    for seat, page in enumerate(pages[1:], start=1):
+        await page.goto(invite_link)
+        await page.get_by_role("button", name=f"Sentar no lugar {seat + 1}").click()
+        await expect(page.locator("#seat-list")).to_contain_text(f"{names[seat]} (você)")
+    await expect(owner.locator("#seat-list")).to_contain_text(names[3])
+    await owner.get_by_role("button", name="Começar a partida").click()
+
+    # everybody raises when they may and accepts every request: the stake climbs, so the
+    # match is decided in a hand or two instead of a dozen
+    policies = [Policy(raise_when_possible=True) for _ in pages]
+
+    async def player(page: Page, policy: Policy) -> None:
+        while not await page.locator("#match-over").is_visible():
+            if not await play_step(page, policy):
+                await page.wait_for_timeout(80)
+
+    await asyncio.wait_for(
+        asyncio.gather(*(player(p, pol) for p, pol in zip(pages, policies, strict=True))),
+        timeout=150,
+    )
+    texts = [await p.locator("#match-over-text").text_content() or "" for p in pages]
+    assert all("Placar final" in text for text in texts)
+    # partners see the same verdict, opponents the opposite one
+    won = ["Vitória!" in text for text in texts]
+    assert won[0] == won[2] and won[1] == won[3] and won[0] != won[1]
+    assert all(("Derrota." in text) != w for text, w in zip(texts, won, strict=True))
+    assert sum(p.raised for p in policies) >= 1

@@ -1,0 +1,115 @@
+"""What each seat and an observer see: own cards, never others', covered cards, ferro, onze."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.engine_support import begin, do, steps
+from truco import MatchState, action_to_json, hidden_cards_for, legal_actions, parse_card, view
+
+FOUR = [["3C", "2C", "4D"], ["4H", "5H", "6H"], ["AC", "KC", "JC"], ["AH", "KH", "JH"]]
+
+
+def _faces(node: Any) -> set[str]:
+    """Every card notation anywhere in a JSON value."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for value in node.values():
+            found |= _faces(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= _faces(value)
+    elif isinstance(node, str) and len(node) == 2:
+        try:
+            parse_card(node)
+        except ValueError:
+            return found
+        found.add(node)
+    return found
+
+
+def _hand_faces(state: MatchState, viewer: int | None, owner: int) -> list[str | None]:
+    return [slot["card"] for slot in view(state, viewer)["hand"]["players"][owner]["hand"]]
+
+
+def test_a_seat_sees_its_own_cards_only() -> None:
+    state = begin("paulista", FOUR, vira="7C")
+    assert _hand_faces(state, 0, 0) == ["3C", "2C", "4D"]
+    for other in (1, 2, 3):
+        assert _hand_faces(state, 0, other) == [None, None, None]
+    seen = _faces(view(state, 0))
+    assert seen == {"3C", "2C", "4D", "7C", "QC", "QH", "QS", "QD"}  # hand, vira, manilhas
+
+
+def test_an_observer_sees_the_table_only() -> None:
+    state = steps(begin("paulista", FOUR, vira="7C"), (0, "play", "4D"))
+    observed = view(state, None)
+    assert _faces(observed) == {"4D", "7C", "QC", "QH", "QS", "QD"}
+    assert observed["legal"] == []
+    hidden = hidden_cards_for(state, None)
+    dealt = {parse_card(card) for hand in FOUR for card in hand}
+    assert dealt - hidden == {parse_card("4D")}
+    assert parse_card("7C") not in hidden
+
+
+def test_a_covered_card_is_known_to_its_owner_only_also_after_the_hand() -> None:
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"]]
+    state = steps(begin("paulista", hands, vira="7C"), (0, "play", "3C"), (1, "play", "2H"))
+    state = do(state, 0, "play", "5S", covered=True)
+    assert parse_card("5S") in hidden_cards_for(state, 1)
+    assert parse_card("5S") not in hidden_cards_for(state, 0)
+    assert "5S" not in _faces(view(state, 1)) and "5S" not in _faces(view(state, None))
+    state = steps(state, (1, "play", "6D"), (1, "play", "7S"), (0, "play", "4D"))
+    assert state.hand_over
+    assert "5S" not in _faces(view(state, 1)) and "5S" not in _faces(view(state, None))
+    assert view(state, 0)["hand"]["rounds"][1]["plays"][0] == {
+        "seat": 0,
+        "card": "5S",
+        "covered": True,
+    }
+
+
+def test_mao_de_ferro_hides_even_ones_own_cards() -> None:
+    state = begin("paulista", [["3C", "2C", "4D"], ["4H", "5H", "6H"]], vira="7C", score=(11, 11))
+    for seat in (0, 1, None):
+        assert _faces(view(state, seat)) == {"7C", "QC", "QH", "QS", "QD"}
+    assert [slot["position"] for slot in view(state, 0)["hand"]["players"][0]["hand"]] == [0, 1, 2]
+    state = do(state, 0, "play", position=2)
+    assert "4D" in _faces(view(state, 1))  # shown when played
+    assert _hand_faces(state, 0, 0) == [None, None]
+
+
+def test_mao_de_onze_partners_see_each_other_opponents_do_not() -> None:
+    state = begin("paulista", FOUR, vira="7C", score=(11, 4))
+    assert _hand_faces(state, 0, 2) == ["AC", "KC", "JC"]
+    assert _hand_faces(state, 2, 0) == ["3C", "2C", "4D"]
+    assert _hand_faces(state, 1, 3) == [None, None, None]
+    assert _hand_faces(state, 1, 0) == [None, None, None]
+    normal = begin("paulista", FOUR, vira="7C", score=(10, 4))
+    assert _hand_faces(normal, 0, 2) == [None, None, None]
+
+
+def test_the_envido_winner_shows_the_cards_at_the_end_of_the_hand() -> None:
+    hands = [["7D", "6D", "AH"], ["7S", "3S", "JS"]]
+    state = steps(begin("argentino", hands), (0, "envido"), (1, "accept"))
+    assert "6D" not in _faces(view(state, 1))
+    state = steps(state, (0, "play", "7D"), (1, "play", "7S"), (1, "play", "3S"), (0, "play", "AH"))
+    assert state.hand_over
+    shown = view(state, 1)["hand"]["players"][0]
+    assert shown["shown"] == ["7D", "6D", "AH"]
+    assert {"7D", "6D", "AH"} <= _faces(view(state, None))
+    assert "JS" not in _faces(view(state, 0))  # the loser's unplayed card stays hidden
+
+
+def test_view_carries_state_and_legal_actions() -> None:
+    state = do(begin("paulista", FOUR, vira="7C"), 0, "raise")
+    seen = view(state, 1)
+    json.dumps(seen)  # JSON-ready
+    assert seen["score"] == [0, 0] and seen["phase"] == "in_hand"
+    assert seen["hand"]["request"]["kind"] == "truco" and seen["hand"]["request"]["value"] == 3
+    assert seen["hand"]["turn"] is None  # nobody plays while the request waits
+    assert seen["legal"] == [action_to_json(a) for a in legal_actions(state, 1)]
+    assert {p["seat"] for p in seen["pending"]} == {1, 3}
+    state = do(state, 1, "accept")
+    assert view(state, 0)["hand"]["votes"] == {"1": "accept"}

@@ -1,0 +1,274 @@
+"""Server clocks in virtual time: deadlines, automatic actions, absence, abandonment (with the
+operators' evidence), a restart that overlaps a streak, and the empty-seat cancel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+import pytest
+
+from server.accounts import Role, set_role
+from server.app import POOL
+from server.clock import VirtualClock
+from server.live.table import ms
+from tests.conftest import AppFactory
+from tests.test_live_helpers import (
+    Live,
+    Player,
+    SeatClient,
+    connect,
+    create_table,
+    fetch_chain,
+    hand_records,
+    players,
+    start_live,
+    verify_chain,
+)
+
+
+@pytest.fixture
+async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+               vclock: VirtualClock) -> Live:
+    return await start_live(make_app, aiohttp_client, vclock)
+
+
+async def drain(client: SeatClient, react: bool = False) -> list[dict[str, Any]]:
+    """Every message already sent to this client."""
+    got: list[dict[str, Any]] = []
+    while True:
+        try:
+            data = await client.recv(timeout=0.3)
+        except TimeoutError:
+            return got
+        got.append(data)
+        if react:
+            await client.react(data)
+
+
+async def run_clock(vclock: VirtualClock, client: SeatClient, step: float,
+                    until: Callable[[], bool], limit: int = 400) -> None:
+    for _ in range(limit):
+        if until():
+            return
+        await vclock.advance(step)
+        await drain(client)
+    raise AssertionError("the clock ran out before the expected event")
+
+
+def seat_deadlines(client: SeatClient, seat: int) -> list[int]:
+    return [p["deadline_ms"] for m in client.received if m["type"] == "update"
+            for p in m["pending"] if p["seat"] == seat]
+
+
+async def test_absence_and_abandonment(live: Live, vclock: VirtualClock) -> None:
+    ana, olga = await players(live.base, "ana", "olga")
+    try:
+        await set_role(live.app[POOL], "olga", Role.OPERATOR)
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        idle = await connect(ana, tid, 0)
+        idle.send_entropy = False
+        await drain(idle)
+        await ana.post(f"/api/tables/{tid}/start")
+        commitment = (await drain(idle))[-1]
+        assert commitment["type"] == "commitment"
+        # nobody sends entropy: the deal waits for the entropy window, then records ana absent
+        assert commitment["entropy_deadline_ms"] == ms(vclock.now() + 3.0)
+        await vclock.advance(3.0)
+        await drain(idle)
+        dealt_at = vclock.now()
+        assert seat_deadlines(idle, 0)[0] == ms(dealt_at + 20.0)
+        await run_clock(vclock, idle, 1.0, lambda: idle.over is not None)
+        assert idle.over is not None
+        assert idle.over["termination"] == "abandonment"
+        assert idle.over["forfeit_team"] == 0 and idle.over["winner"] == 1
+        absents = [m for m in idle.received if m["type"] == "absent"]
+        assert [(m["seat"], m["absent"]) for m in absents] == [(0, True)]
+        automatic = [e for m in idle.received if m["type"] == "update" for e in m["events"]
+                     if e.get("automatic") and e.get("seat") == 0]
+        assert len(automatic) == 9  # the 10th deadline is the forfeit itself
+        # once absent, each decision is taken 2 s after it comes up
+        deadlines = sorted(set(seat_deadlines(idle, 0)))
+        assert deadlines[0] == ms(dealt_at + 20.0)
+        chain = await fetch_chain(ana, tid)
+        records = hand_records(chain)
+        assert records[-1]["end"] == "abandonment"
+        assert all(c is None for r in records for c in r["contributions"])
+        timeouts = [a for r in records for a in r["actions"] if a["do"] == "timeout"]
+        assert len(timeouts) == 9 and all(a["seat"] == 0 for a in timeouts)
+        verify_chain(chain, live.key)
+
+        status, body = await olga.get("/api/operator/abandonments?variant=paulista&kind=training")
+        assert status == 200
+        (summary,) = body["abandonments"]
+        assert summary["player"] == "ana" and summary["trigger"] == "automatic_actions"
+        assert summary["consequence"] == "forfeit" and summary["restart_overlap"] is False
+        status, detail = await olga.get(f"/api/operator/abandonments/{summary['id']}")
+        assert status == 200
+        kinds = [item["kind"] for item in detail["evidence"]]
+        assert kinds.count("automatic") == 9
+        assert kinds.count("deadline") == 10
+        assert "connected" in kinds and "server_restart" not in kinds
+        assert [i["at_ms"] for i in detail["evidence"]] == sorted(
+            i["at_ms"] for i in detail["evidence"])
+    finally:
+        await ana.close()
+        await olga.close()
+
+
+async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> None:
+    ana, = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "mineiro", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat, react=True)  # entropy sent: dealt at once
+        await run_clock(vclock, seat, 1.0,
+                        lambda: any(m["type"] == "absent" for m in seat.received))
+        assert seat.view is not None
+        while not seat.view["legal"]:
+            await vclock.advance(0.5)
+            await drain(seat)
+        # back at the table: a move of her own ends the absence
+        seat.acted_at = -1
+        await seat.react({"type": "update"})
+        back = await seat.until("absent", react=False)
+        assert back == {**back, "seat": 0, "absent": False}
+        # the next decision has the full 20 s again
+        await drain(seat)
+        before = len(seat.received)
+        await run_clock(vclock, seat, 0.5, lambda: bool(
+            [m for m in seat.received[before:] if m["type"] == "update"
+             and any(p["seat"] == 0 for p in m["pending"])]))
+        now = vclock.now()
+        latest = [p["deadline_ms"] for m in seat.received[before:] if m["type"] == "update"
+                  for p in m["pending"] if p["seat"] == 0][-1]
+        assert latest >= ms(now + 19.0)
+    finally:
+        await ana.close()
+
+
+async def test_empty_seat_cancels_private_match(make_app: AppFactory,
+                                                aiohttp_client: Callable[..., Any],
+                                                vclock: VirtualClock) -> None:
+    # long decision clocks, so that the empty seat (not its clocks) ends the match
+    live = await start_live(lambda clock: make_app(clock=clock, clock_casual=500.0),
+                            aiohttp_client, vclock)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "argentino", 2, "private")
+        tid = table["id"]
+        await bia.post(f"/api/tables/{tid}/join", {"invite": table["invite"]})
+        seat = await connect(ana, tid, 0)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat, react=True)
+        await vclock.advance(3.0)  # bia sends no entropy
+        await drain(seat, react=True)
+        # bia comes for a moment at 30 s: the 60 s start again when she goes
+        await vclock.advance(27.0)
+        visit = await connect(bia, tid, 1)
+        await drain(visit)
+        await visit.ws.close()
+        await drain(seat, react=True)
+        left_at = vclock.now()
+        await vclock.advance(59.0)
+        await drain(seat, react=True)
+        assert seat.over is None
+        await vclock.advance(1.5)
+        await drain(seat, react=True)
+        assert seat.over is not None, vclock.now() - left_at
+        assert seat.over["termination"] == "cancelled" and seat.over["winner"] is None
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert (status, body["error"]) == (404, "table_not_found")  # closed: back to the lobby
+        chain = await fetch_chain(ana, tid)
+        record = hand_records(chain)[-1]
+        assert record["end"] == "cancelled" and record["match_winner"] is None
+        verify_chain(chain, live.key)
+    finally:
+        await ana.close()
+        await bia.close()
+
+
+async def test_operator_listing_access(live: Live) -> None:
+    ana, olga = await players(live.base, "ana", "olga")
+    try:
+        await set_role(live.app[POOL], "olga", Role.OPERATOR)
+        status, body = await ana.get("/api/operator/abandonments")
+        assert (status, body["error"]) == (403, "forbidden")
+        status, body = await ana.get("/api/operator/abandonments/1")
+        assert status == 403
+        async with aiohttp.ClientSession() as anon, anon.get(
+                live.base / "api/operator/abandonments") as resp:
+            assert resp.status == 401
+        for query, code in [("since=yesterday", "bad_filter"), ("variant=x", "bad_filter"),
+                            ("kind=casino", "bad_filter")]:
+            status, body = await olga.get(f"/api/operator/abandonments?{query}")
+            assert (status, body["error"]) == (400, code)
+        status, body = await olga.get(
+            "/api/operator/abandonments?since=2020-01-01&until=2020-01-02T00:00:00%2B00:00")
+        assert (status, body) == (200, {"abandonments": []})
+        for bad in ("999", "x", "-1"):
+            status, body = await olga.get(f"/api/operator/abandonments/{bad}")
+            assert (status, body["error"]) == (404, "abandonment_not_found")
+    finally:
+        await ana.close()
+        await olga.close()
+
+
+async def test_restart_overlapping_a_streak_is_not_penalised(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, olga = await players(first.base, "ana", "olga")
+    await set_role(first.app[POOL], "olga", Role.OPERATOR)
+    table = await create_table(ana, "paulista", 2, "training")
+    tid = table["id"]
+    idle = await connect(ana, tid, 0)
+    idle.send_entropy = False
+    await ana.post(f"/api/tables/{tid}/start")
+    await vclock.advance(3.0)
+    await drain(idle)
+
+    def automatic() -> int:
+        return len([e for m in idle.received if m["type"] == "update" for e in m["events"]
+                    if e.get("automatic") and e.get("seat") == 0])
+
+    await run_clock(vclock, idle, 1.0, lambda: automatic() >= 6)
+    await ana.close()
+    await olga.close()
+    await first.client.close()  # a clean stop; the streak is on record
+
+    await vclock.advance(30.0)
+    second = await start_live(make_app, aiohttp_client, vclock)
+    ana = await Player(second.base, "ana").login()
+    olga = await Player(second.base, "olga").login()
+    try:
+        watch = await connect(ana, tid, 0)
+        watch.send_entropy = False
+        await drain(watch)
+        assert watch.received[1]["type"] == "snapshot"  # another server run: a snapshot
+
+        def automatic_now() -> int:
+            return len([e for m in watch.received if m["type"] == "update"
+                        for e in m["events"] if e.get("automatic") and e.get("seat") == 0])
+
+        # 3 more automatic actions make 9; the 10th deadline is reviewed, not penalised
+        await run_clock(vclock, watch, 1.0, lambda: automatic_now() >= 4)
+        assert watch.over is None
+        status, body = await olga.get("/api/operator/abandonments?player=ana")
+        (entry,) = body["abandonments"]
+        assert entry["consequence"] == "none_restart" and entry["restart_overlap"] is True
+        status, detail = await olga.get(f"/api/operator/abandonments/{entry['id']}")
+        assert "server_restart" in [i["kind"] for i in detail["evidence"]]
+        # a streak that starts after the restart is penalised as usual
+        await run_clock(vclock, watch, 1.0, lambda: watch.over is not None)
+        assert watch.over is not None and watch.over["termination"] == "abandonment"
+        _, body = await olga.get("/api/operator/abandonments?player=ana")
+        assert [e["consequence"] for e in body["abandonments"]] == ["forfeit", "none_restart"]
+        verify_chain(await fetch_chain(ana, tid), second.key)
+    finally:
+        await ana.close()
+        await olga.close()

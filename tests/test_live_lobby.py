@@ -1,0 +1,240 @@
+"""The lobby API, the public record endpoints and who may see or do what."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from server.accounts import Role, set_role
+from server.app import POOL
+from server.clock import VirtualClock
+from tests.conftest import AppFactory
+from tests.test_live_helpers import (
+    Live,
+    Player,
+    connect,
+    create_table,
+    fetch_chain,
+    hand_records,
+    play_all,
+    players,
+    start_live,
+    verify_chain,
+)
+
+
+@pytest.fixture
+async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+               vclock: VirtualClock) -> Live:
+    return await start_live(make_app, aiohttp_client, vclock)
+
+
+async def _close(*people: Player) -> None:
+    for person in people:
+        await person.close()
+
+
+async def test_create_refusals(live: Live) -> None:
+    ana, = await players(live.base, "ana")
+    anon = Player(live.base, "anon")
+    try:
+        good = {"variant": "paulista", "seats": 4, "mode": "vote", "kind": "private"}
+        for change, code in [({"variant": "buraco"}, "bad_variant"),
+                             ({"variant": None}, "bad_variant"),
+                             ({"seats": 3}, "bad_seats"), ({"seats": True}, "bad_seats"),
+                             ({"seats": "4"}, "bad_seats"), ({"mode": "chaos"}, "bad_mode"),
+                             ({"kind": "ranked"}, "bad_kind"), ({"kind": "arena"}, "bad_kind"),
+                             ({"kind": "public"}, "bad_kind")]:
+            status, body = await ana.post("/api/tables", {**good, **change})
+            assert (status, body["error"]) == (400, code), change
+            assert body["message"]
+        status, body = await ana.get("/api/tables?mine=1")
+        assert body["tables"] == []  # nothing was created by the refusals
+        # anonymous: CSRF first, then login
+        async with anon.session.get(live.base / "api/session") as resp:
+            anon.csrf = (await resp.json())["csrf"]
+        status, body = await anon.post("/api/tables", good)
+        assert (status, body["error"]) == (401, "login_required")
+        ana.csrf, saved = "wrong", ana.csrf
+        status, body = await ana.post("/api/tables", good)
+        assert (status, body["error"]) == (403, "csrf_failed")
+        ana.csrf = saved
+        status, body = await anon.get("/api/tables")
+        assert status == 401
+    finally:
+        await _close(ana, anon)
+
+
+async def test_private_table_seating(live: Live) -> None:
+    ana, bia, caio, davi, eva = await players(live.base, "ana", "bia", "caio", "davi", "eva")
+    try:
+        table = await create_table(ana, "mineiro", 4, "private")
+        tid = table["id"]
+        assert table["you"] == 0 and table["status"] == "open"
+        invite = table["invite"]
+        assert invite and len(invite) == 9
+        # the list shows open tables, never the invite
+        status, body = await bia.get("/api/tables")
+        listed = [t for t in body["tables"] if t["id"] == tid]
+        assert listed and listed[0]["invite"] is None and listed[0]["you"] is None
+        # a private table is not shown to outsiders in detail
+        status, body = await bia.get(f"/api/tables/{tid}")
+        assert (status, body["error"]) == (404, "table_not_found")
+        status, body = await bia.get(f"/api/tables/{tid}?invite={invite}")
+        assert status == 200
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": "AAAA-AAAA"})
+        assert (status, body["error"]) == (403, "wrong_invite")
+        status, body = await bia.post(f"/api/tables/{tid}/join", {})
+        assert (status, body["error"]) == (403, "wrong_invite")
+        status, body = await bia.post(f"/api/tables/{tid}/join",
+                                      {"invite": invite.lower(), "seat": 0})
+        assert (status, body["error"]) == (409, "seat_taken")
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": invite, "seat": 9})
+        assert (status, body["error"]) == (400, "bad_seat")
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": invite, "seat": 2})
+        assert status == 200 and body["table"]["you"] == 2
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": invite})
+        assert (status, body["error"]) == (409, "already_seated")
+        status, body = await bia.post(f"/api/tables/{tid}/seat", {"seat": 0})
+        assert (status, body["error"]) == (409, "seat_taken")
+        status, body = await bia.post(f"/api/tables/{tid}/seat", {"seat": 1})
+        assert status == 200 and body["table"]["you"] == 1
+        status, body = await ana.post(f"/api/tables/{tid}/start")
+        assert (status, body["error"]) == (409, "not_full")
+        status, body = await eva.post(f"/api/tables/{tid}/start")
+        assert (status, body["error"]) == (403, "not_seated")
+        for person in (caio, davi):
+            status, body = await person.post(f"/api/tables/{tid}/join", {"invite": invite})
+            assert status == 200
+        status, body = await eva.post(f"/api/tables/{tid}/join", {"invite": invite})
+        assert (status, body["error"]) == (409, "table_full")
+        status, body = await ana.post(f"/api/tables/{tid}/start")
+        assert status == 200 and body["table"]["status"] == "playing"
+        assert [p["name"] for p in body["table"]["players"]] == ["ana", "bia", "caio", "davi"]
+        status, body = await caio.post(f"/api/tables/{tid}/seat", {"seat": 3})
+        assert (status, body["error"]) == (409, "not_open")
+        status, body = await ana.get("/api/tables?mine=1")
+        assert [t["id"] for t in body["tables"]] == [tid]
+        status, body = await eva.get("/api/tables/ffffffffffffffff")
+        assert (status, body["error"]) == (404, "table_not_found")
+    finally:
+        await _close(ana, bia, caio, davi, eva)
+
+
+async def test_training_join_leave_and_close(live: Live) -> None:
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "argentino", 4, "training")
+        tid = table["id"]
+        assert table["invite"] is None
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 2})
+        assert status == 200 and body["table"]["you"] == 2
+        status, body = await bia.post(f"/api/tables/{tid}/leave")
+        assert status == 200 and body["table"]["players"][2]["name"] is None
+        status, body = await bia.post(f"/api/tables/{tid}/leave")
+        assert (status, body["error"]) == (403, "not_seated")
+        status, body = await ana.post(f"/api/tables/{tid}/leave")
+        assert status == 200 and body["table"]["status"] == "closed"
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert (status, body["error"]) == (404, "table_not_found")
+        async with live.client.session.get(live.base / f"tables/{tid}/chain") as resp:
+            assert resp.status == 200 and await resp.json() == []
+    finally:
+        await _close(ana, bia)
+
+
+async def test_public_key_and_hand_privacy(live: Live) -> None:
+    ana, = await players(live.base, "ana")
+    public = live.client.session  # no cookies of any player
+    try:
+        async with public.get(live.base / "api/key") as resp:
+            key = await resp.json()
+        assert key["public_key"] == live.key and len(key["key_id"]) == 16
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        await ana.post(f"/api/tables/{tid}/start")
+        await seat.until("update")
+        # the first hand is in play: nothing of it is public
+        for path in (f"hands/{tid}-1", f"hands/{tid}-2", "hands/nonsense", f"hands/{tid}-0"):
+            async with public.get(live.base / path) as resp:
+                assert resp.status == 404
+                assert (await resp.json())["error"] == "hand_not_found"
+        async with public.get(live.base / f"tables/{tid}/chain") as resp:
+            assert await resp.json() == []
+        async with public.get(live.base / "tables/0123456789abcdef/chain") as resp:
+            assert resp.status == 404
+        while True:
+            data = await seat.recv()
+            await seat.react(data)
+            if data["type"] == "hand_record":
+                break
+        async with public.get(live.base / data["url"].lstrip("/")) as resp:
+            assert resp.status == 200
+            record = await resp.json()
+        assert record["hand"] == 1 and record["table"] == tid
+        assert record["public_key"] == live.key
+        chain = await fetch_chain(ana, tid)
+        assert hand_records(chain)[0] == record
+        assert chain[0]["kind"] == "seed_anchor"
+        verify_chain(chain, live.key)
+    finally:
+        await ana.close()
+
+
+async def test_rematch_continues_the_chain(live: Live) -> None:
+    ana, = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "mineiro", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        status, body = await ana.post(f"/api/tables/{tid}/rematch")
+        assert (status, body["error"]) == (409, "not_finished")
+        await ana.post(f"/api/tables/{tid}/start")
+        await play_all([seat])
+        first = len(hand_records(await fetch_chain(ana, tid)))
+        status, body = await ana.post(f"/api/tables/{tid}/rematch")
+        assert status == 200 and body["table"]["status"] == "playing"
+        assert body["table"]["match"] == 2
+        seat.over = None
+        await play_all([seat])
+        chain = await fetch_chain(ana, tid)
+        records = hand_records(chain)
+        assert len(records) > first
+        assert records[first]["dealer"]["by"] == "draw"
+        assert records[first]["score_before"] == [0, 0]
+        assert [r["hand"] for r in records] == list(range(1, len(records) + 1))
+        verify_chain(chain, live.key)
+    finally:
+        await ana.close()
+
+
+async def test_leaving_mid_match_is_abandonment(live: Live) -> None:
+    ana, bia, olga = await players(live.base, "ana", "bia", "olga")
+    try:
+        await set_role(live.app[POOL], "olga", Role.OPERATOR)
+        table = await create_table(ana, "paulista", 2, "private")
+        tid = table["id"]
+        await bia.post(f"/api/tables/{tid}/join", {"invite": table["invite"]})
+        watcher = await connect(ana, tid, 0)
+        await ana.post(f"/api/tables/{tid}/start")
+        await watcher.until("commitment")
+        status, body = await bia.post(f"/api/tables/{tid}/leave")
+        assert status == 200
+        over = await watcher.until("match_over")
+        assert over["termination"] == "abandonment" and over["winner"] == 0
+        assert over["forfeit_team"] == 1
+        chain = await fetch_chain(ana, tid)
+        (record,) = hand_records(chain)
+        assert record["end"] == "abandonment" and record["forfeit_team"] == 1
+        assert record["match_winner"] == 0
+        verify_chain(chain, live.key)
+        status, body = await olga.get("/api/operator/abandonments?player=bia")
+        assert status == 200
+        (entry,) = body["abandonments"]
+        assert entry["trigger"] == "left" and entry["consequence"] == "forfeit"
+        assert entry["table"] == tid and entry["team"] == 1
+    finally:
+        await _close(ana, bia, olga)

@@ -1,0 +1,92 @@
+"""Whole matches over real WebSockets: every variant with 2 and 4 seats, played to the end by
+protocol clients using the bot policy (with the server's bots at training tables); each hand
+record verifies, and no client ever received a card it may not see."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from server.clock import VirtualClock
+from tests.conftest import AppFactory
+from tests.test_live_helpers import (
+    Live,
+    Player,
+    check_no_hidden_cards,
+    connect,
+    create_table,
+    fetch_chain,
+    hand_records,
+    play_all,
+    players,
+    start_live,
+    verify_chain,
+)
+
+
+@pytest.fixture
+async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+               vclock: VirtualClock) -> Live:
+    return await start_live(make_app, aiohttp_client, vclock)
+
+
+async def _finish(owner: Player, table: dict[str, Any], clients: list[Any],
+                  public_key: str) -> list[dict[str, Any]]:
+    await play_all(clients)
+    chain = await fetch_chain(owner, table["id"])
+    records = hand_records(chain)
+    assert records and records[-1]["match_winner"] in (0, 1)
+    assert records[-1]["end"] == "completed"
+    verify_chain(chain, public_key)
+    for client in clients:
+        assert check_no_hidden_cards(client, chain) > 0
+        assert client.over is not None and client.over["termination"] == "target"
+    return chain
+
+
+@pytest.mark.parametrize("variant", ["paulista", "mineiro", "argentino"])
+@pytest.mark.parametrize("seats", [2, 4])
+async def test_training_match_with_bots(live: Live, variant: str, seats: int) -> None:
+    (ana,) = await players(live.base, f"ana_{variant[:3]}{seats}")
+    try:
+        table = await create_table(ana, variant, seats, "training")
+        seat_client = await connect(ana, table["id"], 0, rng_seed=seats)
+        status, body = await ana.post(f"/api/tables/{table['id']}/start")
+        assert status == 200, body
+        assert body["table"]["status"] == "playing"
+        assert all(p["bot"] for p in body["table"]["players"][1:])
+        chain = await _finish(ana, table, [seat_client], live.key)
+        # server bots never send entropy: their contributions are recorded absent
+        for record in hand_records(chain):
+            assert all(c is None for c in record["contributions"][1:])
+            assert record["contributions"][0] is not None
+    finally:
+        await ana.close()
+
+
+@pytest.mark.parametrize(("variant", "seats", "mode"), [("argentino", 4, "vote"),
+                                                        ("paulista", 2, "vote"),
+                                                        ("mineiro", 4, "first")])
+async def test_private_all_human_match(live: Live, variant: str, seats: int,
+                                       mode: str) -> None:
+    people = await players(live.base, *(f"p{i}_{variant[:3]}{seats}" for i in range(seats)))
+    try:
+        table = await create_table(people[0], variant, seats, "private", mode)
+        for index, person in enumerate(people[1:], start=1):
+            status, body = await person.post(f"/api/tables/{table['id']}/join",
+                                             {"invite": table["invite"], "seat": index})
+            assert status == 200, body
+        clients = [await connect(p, table["id"], i, rng_seed=i) for i, p in enumerate(people)]
+        status, body = await people[0].post(f"/api/tables/{table['id']}/start")
+        assert status == 200, body
+        chain = await _finish(people[0], table, clients, live.key)
+        for record in hand_records(chain):
+            assert all(c is not None for c in record["contributions"])
+        # every seat saw the same numbered events, gapless
+        last = {c.last_seq for c in clients}
+        assert len(last) == 1
+    finally:
+        for person in people:
+            await person.close()

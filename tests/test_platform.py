@@ -1,0 +1,84 @@
+"""Config, secrets and migrations (real PostgreSQL)."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from server.config import ConfigError, from_env
+from server.db import MigrationError, load_migrations, migrate
+
+
+def test_secrets_are_generated_once_and_kept(tmp_path: Path) -> None:
+    first = from_env({}, data_dir=tmp_path)
+    second = from_env({}, data_dir=tmp_path)
+    assert len(first.signing_key) == 32 and first.signing_key == second.signing_key
+    assert first.seed_key == second.seed_key and first.cookie_key == second.cookie_key
+    assert len({first.signing_key, first.seed_key, first.cookie_key}) == 3
+    mode = (tmp_path / "secrets.json").stat().st_mode
+    assert stat.S_IMODE(mode) == 0o600
+
+
+def test_given_secrets_win_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    key = "ab" * 32
+    config = from_env({"BARAJAMOS_SIGNING_KEY": key, "BARAJAMOS_PORT": "9000"}, data_dir=tmp_path)
+    assert config.signing_key == bytes.fromhex(key) and config.port == 9000
+    with pytest.raises(ConfigError, match="BARAJAMOS_SEED_KEY"):
+        from_env({"BARAJAMOS_SEED_KEY": "xyz"}, data_dir=tmp_path)
+    with pytest.raises(ConfigError, match="BARAJAMOS_PORT"):
+        from_env({"BARAJAMOS_PORT": "http"}, data_dir=tmp_path)
+    (tmp_path / "secrets.json").write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="JSON object"):
+        from_env({}, data_dir=tmp_path)
+
+
+def test_migration_files_are_numbered_and_unique() -> None:
+    migrations = load_migrations()
+    assert migrations and migrations[0].version == 1
+    assert [m.version for m in migrations] == sorted({m.version for m in migrations})
+
+
+async def test_migrations_apply_once_and_detect_edits(database_url: str, tmp_path: Path) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        # the template database is already migrated: nothing pending
+        assert await migrate(conn) == []
+        folder = tmp_path / "migrations"
+        folder.mkdir()
+        (folder / "001_one.sql").write_text("CREATE TABLE mig_probe (x int);")
+        await conn.execute("DROP TABLE schema_migrations")
+        assert await migrate(conn, folder) == ["001_one.sql"]
+        assert await migrate(conn, folder) == []
+        (folder / "001_one.sql").write_text("CREATE TABLE mig_probe (x bigint);")
+        with pytest.raises(MigrationError, match="changed after it was applied"):
+            await migrate(conn, folder)
+        (folder / "bad name.sql").write_text("SELECT 1;")
+        with pytest.raises(MigrationError, match="NNN_name"):
+            await migrate(conn, folder)
+    finally:
+        await conn.close()
+
+
+async def test_a_failing_migration_leaves_nothing_behind(database_url: str, tmp_path: Path) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("DROP TABLE schema_migrations")
+        folder = tmp_path / "m"
+        folder.mkdir()
+        (folder / "001_half.sql").write_text("CREATE TABLE half (x int); SELECT broken syntax(;")
+        with pytest.raises(asyncpg.PostgresSyntaxError):
+            await migrate(conn, folder)
+        assert await conn.fetchval("SELECT to_regclass('half')") is None
+        assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == 0
+    finally:
+        await conn.close()
+
+
+def test_secrets_file_is_json(tmp_path: Path) -> None:
+    from_env({}, data_dir=tmp_path)
+    kept = json.loads((tmp_path / "secrets.json").read_text())
+    assert set(kept) == {"cookie_key", "seed_key", "signing_key"}

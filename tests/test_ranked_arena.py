@@ -1,0 +1,195 @@
+"""The arena: joining, repeated pairing, streak scoring, the end and the podium."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.ranked.arena import Arena, ArenaError
+
+START = 1_800_000_000.0
+END = START + 3600.0
+
+
+def arena(*ratings: float, seats: int = 2) -> Arena:
+    a = Arena(START, END, seats)
+    for player, rating in enumerate(ratings, start=1):
+        a = a.join(player, rating, START - 60)
+    return a
+
+
+def play(a: Arena, now: float, winners: set[int]) -> Arena:
+    """Pair everyone waiting and finish every table: the team holding a player of `winners`."""
+    a, tables = a.pair(now)
+    for t in tables:
+        winner = 0 if set(t.teams[0]) & winners else 1
+        a = a.finish(t.id, winner, now + 60)
+    return a
+
+
+def test_nothing_is_paired_before_the_start_or_after_the_end() -> None:
+    a = arena(1500, 1500)
+    assert a.pair(START - 1)[1] == ()
+    assert a.pair(END)[1] == ()
+    assert len(a.pair(START)[1]) == 1
+
+
+def test_pairing_follows_the_standings_and_seats_everyone_once() -> None:
+    a = arena(1500, 1900, 1700, 1600, 1200)
+    a, tables = a.pair(START)
+    # by rating while nobody has points: 2-3, 4-1; player 5 waits
+    assert [t.teams for t in tables] == [((2,), (3,)), ((4,), (1,))]
+    assert a.entrant(5) is not None and not a.entrant(5).busy  # type: ignore[union-attr]
+    assert a.pair(START + 1)[1] == ()  # one player cannot make a table
+
+
+def test_players_are_paired_again_as_they_finish_avoiding_a_rematch() -> None:
+    a = arena(1500, 1500, 1500, 1500)
+    a, tables = a.pair(START)
+    assert [t.teams for t in tables] == [((1,), (2,)), ((3,), (4,))]
+    a = a.finish(tables[0].id, 0, START + 300)
+    # 1 and 2 are free again while 3 and 4 still play; a rematch is the only option
+    a, (again,) = a.pair(START + 300)
+    assert again.teams == ((1,), (2,))
+    a = a.finish(tables[1].id, 1, START + 310)
+    a = a.finish(again.id, 1, START + 600)
+    # everyone waits: 1, 2 and 4 have a win each; 1 skips 2 (just met) and takes 4
+    a, tables = a.pair(START + 600)
+    assert [t.teams for t in tables] == [((1,), (4,)), ((2,), (3,))]
+
+
+def test_streak_bonus_doubles_wins_from_the_third_in_a_row() -> None:
+    a = arena(2000, 1500, 1500, 1500)
+    points = []
+    for n in range(4):
+        a = play(a, START + 600 * n, {1})
+        entrant = a.entrant(1)
+        assert entrant is not None
+        points.append(entrant.points)
+    assert points == [2, 4, 8, 12]
+    assert a.standings()[0].on_fire and a.standings()[0].streak == 4
+    # a loss ends the streak; the next win is worth 2 again
+    a, (table, *_) = a.pair(START + 3000)
+    a = a.finish(table.id, 1 if 1 in table.teams[0] else 0, START + 3010)
+    one = a.entrant(1)
+    assert one is not None and one.streak == 0 and one.points == 12 and not one.on_fire
+
+
+def test_a_cancelled_table_scores_nothing_and_keeps_streaks() -> None:
+    a = play(arena(1500, 1400), START, {1})
+    a = play(a, START + 100, {1})
+    a, (table,) = a.pair(START + 200)
+    a = a.finish(table.id, None, START + 250)
+    one = a.entrant(1)
+    assert one is not None and (one.points, one.games, one.streak) == (4, 2, 2)
+
+
+def test_abandoners_lose_and_leave_the_pairing_until_they_rejoin() -> None:
+    a = arena(1500, 1500, 1500)
+    a, (table,) = a.pair(START)
+    loser = table.teams[1][0]
+    with pytest.raises(ArenaError):
+        a.finish(table.id, 1, START + 10, abandoned=[loser])  # the abandoning side cannot win
+    a = a.finish(table.id, 0, START + 10, abandoned=[loser])
+    gone = a.entrant(loser)
+    assert gone is not None and not gone.active and gone.games == 1
+    a, tables = a.pair(START + 10)
+    assert all(loser not in t.players for t in tables)
+    a = a.join(loser, 1500, START + 20)
+    assert a.entrant(loser).active  # type: ignore[union-attr]
+
+
+def test_leaving_and_rejoining_keeps_points() -> None:
+    a = play(arena(1500, 1500), START, {1})
+    a = a.leave(1)
+    assert a.pair(START + 100)[1] == ()
+    a = a.join(1, 1600, START + 200)
+    assert a.entrant(1).points == 2  # type: ignore[union-attr]
+    with pytest.raises(ArenaError) as err:
+        a.join(1, 1600, START + 200)
+    assert err.value.code == "already_joined"
+    with pytest.raises(ArenaError) as err:
+        a.leave(99)
+    assert err.value.code == "not_joined"
+
+
+def test_two_v_two_tables_balance_by_standing() -> None:
+    a = arena(1800, 1700, 1600, 1500, seats=4)
+    a, (table,) = a.pair(START)
+    assert table.teams == ((1, 4), (2, 3))
+    a = a.finish(table.id, 0, START + 100)
+    assert [s.points for s in a.standings()] == [2, 2, 0, 0]
+    assert {s.player for s in a.standings()[:2]} == {1, 4}
+
+
+def test_tables_running_at_the_end_do_not_count_and_the_podium_is_fixed_at_close() -> None:
+    a = arena(1500, 1500, 1500, 1500, 1500, 1500)
+    a = play(a, START, {1, 3, 5})
+    # round two: 1-3, 5-2, 4-6 (standings order, no rematch); 1 and 5 win again, 6 beats 4
+    a = play(a, START + 600, {1, 5, 6})
+    a, tables = a.pair(END - 30)
+    with pytest.raises(ArenaError) as err:
+        a.close(END - 1)
+    assert err.value.code == "still_running"
+    late = a.finish(tables[0].id, 0, END + 10)
+    assert [s.points for s in late.standings()] == [s.points for s in a.standings()]
+    closed = late.close(END + 20)
+    assert closed.closed and closed.tables == ()
+    # ties on points, wins and games go to the earlier entrant
+    assert [s.player for s in closed.podium] == [1, 5, 3]
+    assert [s.points for s in closed.podium] == [4, 4, 2]
+    actions: list[Callable[[], Arena]] = [
+        lambda: closed.join(9, 1500, END + 30), lambda: closed.close(END + 30),
+    ]
+    for action in actions:
+        with pytest.raises(ArenaError) as err:
+            action()
+        assert err.value.code == "closed"
+    assert closed.pair(END + 30)[1] == ()
+
+
+def test_bad_events_and_results_are_refused() -> None:
+    builds: list[Callable[[], Arena]] = [
+        lambda: Arena(END, START), lambda: Arena(START, END, 3),
+        lambda: Arena(START, float("inf")),
+    ]
+    for build in builds:
+        with pytest.raises(ArenaError):
+            build()
+    a, (table,) = arena(1500, 1500).pair(START)
+    for table_id, winner in ((table.id + 1, 0), (table.id, 2), (table.id, True)):
+        with pytest.raises(ArenaError):
+            a.finish(table_id, winner, START + 5)
+    with pytest.raises(ArenaError):
+        a.finish(table.id, 0, START + 5, abandoned=[42])
+    with pytest.raises(ArenaError):
+        arena().join(1, 1500, END)
+    with pytest.raises(ArenaError):
+        arena().join(1, float("nan"), START)
+
+
+@settings(max_examples=60)
+@given(st.integers(2, 12), st.sampled_from([2, 4]), st.lists(st.integers(0, 2), max_size=40))
+def test_points_always_match_wins_and_streaks(players: int, seats: int,
+                                             choices: list[int]) -> None:
+    a = Arena(START, END, seats)
+    for p in range(players):
+        a = a.join(p, 1500 + p, START)
+    now = START
+    for choice in choices:
+        now += 30
+        a, _ = a.pair(now)
+        if not a.tables:
+            continue
+        table = a.tables[0]
+        a = a.finish(table.id, None if choice == 2 else choice, now)
+        busy = {p for t in a.tables for p in t.players}
+        assert {e.player for e in a.entrants if e.busy} == busy
+    for e in a.entrants:
+        assert e.wins * 2 <= e.points <= e.wins * 4 and e.points % 2 == 0
+        assert e.streak <= e.wins <= e.games
+    total_games = sum(e.games for e in a.entrants)
+    assert total_games % seats == 0

@@ -1,0 +1,410 @@
+"""`barajamos-verify` (verifier.cli): subcommands, reports, exit statuses, bad input, isolation."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from truco.fairness import derive_deck, draw_first_dealer
+from truco.records import parse_record
+from truco.variants import MatchConfig, TeamMode, Variant
+from verifier.cli import main
+from verifier.samples import sample_table
+from verifier.sources import CHAIN_LIMIT_BYTES, HAND_LIMIT_BYTES
+from verifier.vectors_run import load_vectors
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def hand_file(tmp_path: Path) -> Path:
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(load_vectors("hand.json")["record"]))
+    return path
+
+
+@pytest.fixture
+def chain_file(tmp_path: Path) -> Path:
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(load_vectors("chain.json")["entries"]))
+    return path
+
+
+PUBLIC_KEY = load_vectors("hand.json")["public_key"]
+
+
+def test_vectors_through_main(capsys):
+    status, out, err = run(capsys, "vectors")
+    assert status == 0, out
+    assert "FAIL" not in out and err == ""
+    assert out.strip().splitlines()[-1].endswith("vectors passed")
+    status, out, _ = run(capsys, "--json", "vectors")
+    report = json.loads(out)
+    assert status == 0 and report["ok"] and len(report["vectors"]) >= 20
+    assert json.loads(run(capsys, "vectors", "--json")[1]) == report  # either side of the verb
+
+
+def test_vectors_as_a_subprocess_and_without_server_modules():
+    # `python -m verifier vectors` works, and importing and running the verifier loads neither
+    # the server nor its network/database stack.
+    done = subprocess.run(
+        [sys.executable, "-m", "verifier", "vectors"], capture_output=True, text=True, cwd=REPO
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    probe = (
+        "import sys, verifier.cli\n"
+        "status = verifier.cli.main(['vectors'])\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('server', 'aiohttp', 'asyncpg'))\n"
+        "assert status == 0, status\n"
+        "assert not bad, bad\n"
+        "print('isolated')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("isolated")
+
+
+def test_hand_verifies_with_and_without_a_pinned_key(capsys, hand_file, tmp_path):
+    status, out, _ = run(capsys, "hand", str(hand_file))
+    assert status == 0
+    assert "WARN  key" in out and "key not pinned" in out
+    status, out, _ = run(capsys, "hand", str(hand_file), "--key", PUBLIC_KEY)
+    assert status == 0 and "WARN" not in out
+    for name in ("signature", "commitment", "deck", "dealer", "deal", "replay"):
+        assert f"PASS  {name}" in out
+    key_file = tmp_path / "house.key"
+    key_file.write_text(PUBLIC_KEY + "\n# the house key\n")
+    status, out, _ = run(capsys, "hand", str(hand_file), "--key-file", str(key_file))
+    assert status == 0 and "(pinned)" in out
+
+
+def test_hand_with_another_pinned_key_fails(capsys, hand_file):
+    status, out, _ = run(capsys, "hand", str(hand_file), "--key", "11" * 32)
+    assert status == 1
+    assert "FAIL  key" in out and "not the pinned key" in out
+
+
+def test_hand_json_report(capsys, hand_file):
+    status, out, err = run(capsys, "--json", "hand", str(hand_file), "--key", PUBLIC_KEY)
+    report = json.loads(out)
+    assert status == 0 and err == ""
+    assert report["ok"] is True
+    checks = {c["check"]: c for c in report["entries"][0]["checks"]}
+    assert checks["replay"]["status"] == "pass" and "action(s) legal" in checks["replay"]["reason"]
+
+
+def test_mine_finds_my_contribution(capsys, hand_file):
+    record = load_vectors("hand.json")["record"]
+    mine = next(c for c in record["contributions"] if c is not None)
+    status, out, _ = run(capsys, "hand", str(hand_file), "--mine", mine)
+    assert status == 0 and "PASS  mine" in out
+    status, out, _ = run(capsys, "hand", str(hand_file), "--mine", "abcdef")
+    assert status == 1 and "FAIL  mine" in out and "sent nothing" in out
+    status, out, _ = run(capsys, "hand", str(hand_file), "--mine-text", "not my phrase")
+    assert status == 1 and "FAIL  mine" in out
+
+
+def test_mine_text_matches_a_typed_phrase(capsys, tmp_path):
+    config = MatchConfig(Variant.MINEIRO, 2, TeamMode.FIRST)
+    for seed in range(200):
+        record = sample_table(table_id="t", config=config, hands=1, seed=seed).records[0]
+        phrases = [bytes.fromhex(c) for c in record["contributions"] if c and len(c) != 64]
+        if phrases:
+            break
+    path = tmp_path / "phrase.json"
+    path.write_text(json.dumps(record))
+    status, out, _ = run(capsys, "hand", str(path), "--mine-text", phrases[0].decode())
+    assert status == 0 and "PASS  mine" in out
+
+
+def test_chain_verifies(capsys, chain_file):
+    status, out, _ = run(capsys, "chain", str(chain_file), "--key", PUBLIC_KEY)
+    assert status == 0, out
+    assert out.count("PASS  link") == 4 and "PASS  seed-chain" in out and "PASS  ledger" in out
+
+
+def test_chain_as_json_lines_and_as_a_directory(capsys, tmp_path):
+    entries = load_vectors("chain.json")["entries"]
+    lines = tmp_path / "chain.jsonl"
+    lines.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
+    assert run(capsys, "chain", str(lines), "--key", PUBLIC_KEY)[0] == 0
+    directory = tmp_path / "records"
+    directory.mkdir()
+    for index, entry in enumerate(reversed(entries)):  # file names in reverse hand order
+        (directory / f"{index:03}.json").write_text(json.dumps(entry))
+    status, out, _ = run(capsys, "chain", str(directory), "--key", PUBLIC_KEY)
+    assert status == 0, out
+
+
+def test_deck_rebuilds_a_vector(capsys):
+    case = next(c for c in load_vectors("decks.json")["cases"] if c["dealer"] is None)
+    argv = ["--json", "deck", "--seed", case["seed"], "--table", case["table"], "--hand",
+            str(case["hand"]), "--variant", case["variant"], "--seats",
+            str(len(case["contributions"]))]  # fmt: skip
+    for seat, contribution in enumerate(case["contributions"]):
+        if contribution is not None:
+            argv += ["--contribution", f"{seat}={contribution}"]
+    status, out, _ = run(capsys, *argv)
+    result = json.loads(out)
+    assert status == 0
+    for key in ("deck", "first_dealer", "dealer", "hands", "vira", "commitment", "rejections"):
+        assert result[key] == case["expect"][key], key
+
+
+def test_deck_human_output_and_phrase_contribution(capsys):
+    seed = "ab" * 32
+    status, out, _ = run(capsys, "deck", "--seed", seed, "--table", "t", "--hand", "1",
+                         "--variant", "mineiro", "--seats", "2", "--contribution-text",
+                         "1=olá", "--dealer", "0")  # fmt: skip
+    deck = derive_deck(bytes.fromhex(seed), "t", 1, [None, "olá".encode()])
+    assert status == 0
+    assert " ".join(str(c) for c in deck) in out
+    assert "vira        (none)" in out and "dealer      seat 0 (mano: seat 1)" in out
+    first = draw_first_dealer(bytes.fromhex(seed), "t", [None, "olá".encode()], 2)
+    assert f"first dealer (if this is a match's first hand): seat {first}" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["bogus"],
+        ["hand"],
+        [
+            "deck",
+            "--seed",
+            "zz",
+            "--table",
+            "t",
+            "--hand",
+            "1",
+            "--variant",
+            "paulista",
+            "--seats",
+            "2",
+        ],
+        [
+            "deck",
+            "--seed",
+            "ab" * 31,
+            "--table",
+            "t",
+            "--hand",
+            "1",
+            "--variant",
+            "paulista",
+            "--seats",
+            "2",
+        ],
+        [
+            "deck",
+            "--seed",
+            "ab" * 32,
+            "--table",
+            "t",
+            "--hand",
+            "0",
+            "--variant",
+            "paulista",
+            "--seats",
+            "2",
+        ],
+        [
+            "deck",
+            "--seed",
+            "ab" * 32,
+            "--table",
+            "t",
+            "--hand",
+            "1",
+            "--variant",
+            "paulista",
+            "--seats",
+            "2",
+            "--contribution",
+            "2=00",
+        ],
+        [
+            "deck",
+            "--seed",
+            "ab" * 32,
+            "--table",
+            "t",
+            "--hand",
+            "1",
+            "--variant",
+            "paulista",
+            "--seats",
+            "2",
+            "--contribution",
+            "0=00",
+            "--contribution",
+            "0=01",
+        ],
+        [
+            "deck",
+            "--seed",
+            "ab" * 32,
+            "--table",
+            "t",
+            "--hand",
+            "1",
+            "--variant",
+            "paulista",
+            "--seats",
+            "2",
+            "--contribution",
+            "x",
+        ],
+        [
+            "deck",
+            "--seed",
+            "ab" * 32,
+            "--table",
+            "t",
+            "--hand",
+            "1",
+            "--variant",
+            "paulista",
+            "--seats",
+            "2",
+            "--dealer",
+            "5",
+        ],
+        [
+            "deck",
+            "--seed",
+            "ab" * 32,
+            "--table",
+            "t",
+            "--hand",
+            "1",
+            "--variant",
+            "truco",
+            "--seats",
+            "2",
+        ],
+        ["hand", "/nonexistent/record.json"],
+        ["hand", "RECORD", "--key", "xyz"],
+        ["hand", "RECORD", "--key-file", "/nonexistent/key"],
+        ["hand", "RECORD", "--mine", "nothex"],
+        ["hand", "RECORD", "--mine", ""],
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(capsys, hand_file, argv):
+    argv = [str(hand_file) if a == "RECORD" else a for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("barajamos-verify: ")
+
+
+def test_help_exits_0(capsys):
+    status, out, _ = run(capsys, "--help")
+    assert status == 0 and "vectors" in out
+
+
+BAD_INPUTS = {
+    "truncated": lambda text: text[: len(text) // 2],
+    "not JSON": lambda text: "this is not json",
+    "empty": lambda text: "",
+    "a list": lambda text: "[1, 2]",
+    "not UTF-8": lambda text: None,
+    "a float": lambda text: text.replace('"hand": 1,', '"hand": 1.5,'),
+    "NaN": lambda text: text.replace('"hand": 1,', '"hand": NaN,'),
+    "duplicate key": lambda text: text.replace('"hand": 1,', '"hand": 1, "hand": 1,'),
+    "wrong type": lambda text: text.replace('"hand": 1,', '"hand": "1",'),
+    "unknown version": lambda text: text.replace("barajamos-shuffle/v1", "barajamos-shuffle/v9"),
+    "missing field": lambda text: text.replace('"hand": 1,', ""),
+    "deep nesting": lambda text: "[" * 100_000 + "]" * 100_000,
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+@pytest.mark.parametrize("command", ["hand", "chain"])
+def test_unreadable_input_exits_2_with_one_clear_line(capsys, tmp_path, name, command):
+    text = json.dumps(load_vectors("hand.json")["record"])
+    assert '"hand": 1,' in text
+    bad = BAD_INPUTS[name](text)
+    path = tmp_path / "bad.json"
+    if bad is None:
+        path.write_bytes(b'{"kind": "\xff\xfe"}')
+    else:
+        path.write_text(bad)  # a chain file may be JSON lines: one bad record is the same
+    status, out, err = run(capsys, command, str(path))
+    assert status == 2, (out, err)
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err
+    assert str(path) in lines[0]
+
+
+def test_unknown_version_names_the_version(capsys, tmp_path):
+    record = load_vectors("hand.json")["record"]
+    record["version"] = "barajamos-shuffle/v2"
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(record))
+    status, _, err = run(capsys, "hand", str(path))
+    assert status == 2 and "unknown version 'barajamos-shuffle/v2'" in err
+
+
+def test_oversized_input_exits_2(capsys, tmp_path):
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * (HAND_LIMIT_BYTES + 1))
+    status, _, err = run(capsys, "hand", str(path))
+    assert status == 2 and "larger than the 1 MiB limit" in err
+    assert CHAIN_LIMIT_BYTES > HAND_LIMIT_BYTES
+
+
+@pytest.fixture
+def http_root(tmp_path: Path) -> Iterator[str]:
+    (tmp_path / "hand.json").write_text(json.dumps(load_vectors("hand.json")["record"]))
+    (tmp_path / "chain.json").write_text(json.dumps(load_vectors("chain.json")["entries"]))
+    (tmp_path / "big.json").write_bytes(b" " * (HAND_LIMIT_BYTES + 10))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, format, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_urls_are_fetched_with_limits(capsys, http_root):
+    assert run(capsys, "hand", f"{http_root}/hand.json", "--key", PUBLIC_KEY)[0] == 0
+    assert run(capsys, "chain", f"{http_root}/chain.json", "--key", PUBLIC_KEY)[0] == 0
+    status, _, err = run(capsys, "hand", f"{http_root}/missing.json")
+    assert status == 2 and "HTTP 404" in err
+    status, _, err = run(capsys, "hand", f"{http_root}/big.json")
+    assert status == 2 and "limit" in err
+
+
+def test_parsed_vector_record_is_a_real_hand():
+    record = parse_record(load_vectors("hand.json")["record"])
+    assert any(action.covered for action in record.actions)
+    assert None in record.contributions

@@ -1,0 +1,326 @@
+"""Tampering with a valid signed record, byte by byte and leaf by leaf, and with chains."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from truco.cards import CANONICAL_DECK
+from truco.records import build_key_handover, build_ledger_head, record_hash
+from truco.variants import MatchConfig, TeamMode, Variant
+from verifier.check import CheckName, Report, Status, check_chain, check_hand
+from verifier.cli import main
+from verifier.samples import sample_signing_key, sample_table
+from verifier.signing import sign_record, sign_statement, signing_key_from_seed
+from verifier.sources import InputError, parse_json
+from verifier.vectors_run import load_vectors
+
+VECTOR = load_vectors("hand.json")
+RECORD: dict[str, Any] = VECTOR["record"]
+KEY = bytes.fromhex(VECTOR["public_key"])
+CARDS = [str(card) for card in CANONICAL_DECK]
+
+Path = tuple[str | int, ...]
+
+
+def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(item, (*path, key))
+    elif isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            yield from leaves(item, (*path, index))
+    else:
+        yield path, value
+
+
+LEAVES = dict(leaves(RECORD))
+
+
+def with_leaf(path: Path, value: Any) -> dict[str, Any]:
+    record = copy.deepcopy(RECORD)
+    target: Any = record
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return record
+
+
+# What a change of each top-level field must be caught by, besides the signature, whenever
+# the changed record still reads as a record. Fields not listed are caught by the signature only
+# (e.g. `mode` in a hand where no team vote disagreed, or `prev` outside a chain).
+SPECIFIC: dict[str, CheckName] = {
+    "seed": CheckName.COMMITMENT,
+    "commitment": CheckName.COMMITMENT,
+    "deck": CheckName.DECK,
+    "table": CheckName.DECK,
+    "hand": CheckName.DECK,
+    "contributions": CheckName.DECK,
+    "deal": CheckName.DEAL,
+    "key_id": CheckName.KEY,
+    "public_key": CheckName.KEY,
+    "score_after": CheckName.REPLAY,
+    "match_winner": CheckName.REPLAY,
+}
+
+
+def verdict(record: dict[str, Any]) -> Report | None:
+    """The report, or None when the verifier refuses the input as unreadable (exit 2)."""
+    try:
+        return check_hand(record, pinned=[KEY])
+    except InputError:
+        return None
+
+
+def assert_caught(path: Path, record: dict[str, Any]) -> None:
+    report = verdict(record)
+    if report is None:
+        return
+    failed = {check.name for _, check in report.failures}
+    assert not report.ok, path
+    assert CheckName.SIGNATURE in failed, (path, failed)
+    expected = SPECIFIC.get(str(path[0]))
+    if expected is not None:
+        assert expected in failed, (path, failed)
+
+
+def natural_change(path: Path, value: Any) -> Any:
+    """A change that keeps the leaf well formed, so the specific check is what catches it."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        if path[0] == "hand":
+            return value + 1
+        if path[0] in ("score_after", "match_winner"):
+            return 1 - value if path[0] == "match_winner" else value + 1
+        return value ^ 1
+    if value is None:
+        return 1 if path[0] == "match_winner" else "00"
+    if value in CARDS:
+        return CARDS[(CARDS.index(value) + 1) % len(CARDS)]
+    if isinstance(value, str) and value and all(c in "0123456789abcdef" for c in value):
+        return ("1" if value[0] != "1" else "2") + value[1:]
+    return value + "x"
+
+
+def test_the_vector_verifies_untouched():
+    report = check_hand(RECORD, pinned=[KEY])
+    assert report.ok
+    assert len(LEAVES) > 100
+
+
+@pytest.mark.parametrize("path", list(LEAVES), ids=lambda p: ".".join(map(str, p)))
+def test_every_leaf_changed_naturally_is_caught(path):
+    assert_caught(path, with_leaf(path, natural_change(path, LEAVES[path])))
+
+
+def _replacement(original: Any) -> st.SearchStrategy[Any]:
+    anything = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**40), max_value=2**40),
+        st.text(max_size=70),
+        st.sampled_from(CARDS),
+        st.text(alphabet="0123456789abcdef", min_size=1, max_size=130),
+    )
+    return anything.filter(lambda value: value != original or type(value) is not type(original))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(list(LEAVES)).flatmap(lambda p: st.tuples(st.just(p), _replacement(LEAVES[p])))
+)
+def test_any_leaf_replaced_by_anything_is_caught(change):
+    path, value = change
+    assert_caught(path, with_leaf(path, value))
+
+
+CANONICAL_BYTES = json.dumps(RECORD, sort_keys=True, separators=(",", ":")).encode()
+
+
+def test_every_single_byte_change_of_the_file_fails():
+    # Flip one bit of each byte in turn: the result is unreadable (exit 2) or fails a check.
+    for position in range(len(CANONICAL_BYTES)):
+        data = bytearray(CANONICAL_BYTES)
+        data[position] ^= 0x01
+        try:
+            obj = parse_json(bytes(data), "file")
+            if not isinstance(obj, dict):
+                continue
+            report = check_hand(obj, pinned=[KEY])
+        except InputError:
+            continue
+        assert not report.ok, position
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, len(CANONICAL_BYTES) - 1), st.integers(0, 255))
+def test_any_byte_replaced_never_verifies(position, byte):
+    data = bytearray(CANONICAL_BYTES)
+    if data[position] == byte:
+        return
+    data[position] = byte
+    try:
+        obj = parse_json(bytes(data), "file")
+        report = check_hand(obj, pinned=[KEY]) if isinstance(obj, dict) else None
+    except InputError:
+        return
+    assert report is None or not report.ok
+
+
+def test_byte_changes_through_the_cli(tmp_path, capsys):
+    path = tmp_path / "hand.json"
+    path.write_bytes(CANONICAL_BYTES)
+    assert main(["hand", str(path), "--key", KEY.hex()]) == 0
+    for position, expected in ((CANONICAL_BYTES.index(b'"seed":"') + 9, 1), (0, 2), (-1, 2)):
+        data = bytearray(CANONICAL_BYTES)
+        data[position] = ord("0") if data[position] != ord("0") else ord("1")
+        path.write_bytes(bytes(data))
+        assert main(["hand", str(path), "--key", KEY.hex()]) == expected
+    capsys.readouterr()
+
+
+# --------------------------------------------------------------------------- chains
+
+CONFIG = MatchConfig(Variant.ARGENTINO, 2, TeamMode.VOTE)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return sample_table(table_id="mesa-t", config=CONFIG, hands=5, seed=7)
+
+
+def failed(report: Report) -> set[tuple[str, CheckName]]:
+    return {(label, check.name) for label, check in report.failures}
+
+
+def test_a_whole_chain_verifies(table):
+    report = check_chain([table.anchor_statement, *table.records], pinned=[KEY])
+    assert report.ok
+    statuses = {c.status for e in report.entries for c in e.checks}
+    assert Status.WARN not in statuses
+
+
+def test_a_missing_record_breaks_the_link(table):
+    records = [table.records[0], table.records[1], *table.records[3:]]
+    report = check_chain(records, pinned=[KEY])
+    assert failed(report) == {("table mesa-t hand 4", CheckName.LINK)}
+    assert "missing" in report.entries[2].check(CheckName.LINK).reason
+
+
+def test_a_reordered_record_breaks_the_link(table):
+    records = list(table.records)
+    records[1], records[2] = records[2], records[1]
+    report = check_chain(records, pinned=[KEY])
+    assert ("table mesa-t hand 3", CheckName.LINK) in failed(report)
+    assert not report.ok
+
+
+def test_a_record_from_another_table_is_refused(table):
+    other = sample_table(table_id="mesa-other", config=CONFIG, hands=2, seed=8)
+    records = [*table.records[:2], other.records[1], *table.records[3:]]
+    report = check_chain(records, pinned=[KEY])
+    reasons = [check.reason for _, check in report.failures if check.name is CheckName.LINK]
+    assert any("of table 'mesa-other'" in reason for reason in reasons)
+
+
+def resign(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    unsigned = {k: v for k, v in record.items() if k not in ("key_id", "public_key", "signature")}
+    unsigned.update(changes)
+    return sign_record(unsigned, sample_signing_key())
+
+
+def test_a_broken_link_even_with_a_valid_signature(table):
+    records = list(table.records)
+    records[2] = resign(records[2], prev="ab" * 32)
+    report = check_chain(records, pinned=[KEY])
+    assert failed(report) >= {("table mesa-t hand 3", CheckName.LINK)}
+    # hand 4 pointed at the original hand 3, so its link breaks too
+    assert ("table mesa-t hand 4", CheckName.LINK) in failed(report)
+    assert ("table mesa-t hand 3", CheckName.SIGNATURE) not in failed(report)
+
+
+def test_a_seed_outside_the_committed_chain_is_caught(table):
+    records = list(table.records)
+    fresh = bytes(range(32))
+    records[3] = resign(records[3], seed=fresh.hex(), commitment=hashlib.sha256(fresh).hexdigest())
+    records[4] = resign(records[4], prev=record_hash(records[3]).hex())
+    report = check_chain(records, pinned=[KEY])
+    assert ("table mesa-t hand 4", CheckName.SEED_CHAIN) in failed(report)
+    assert ("table mesa-t hand 5", CheckName.SEED_CHAIN) in failed(report)
+
+
+def test_the_anchor_statement_must_name_the_first_commitment(table):
+    anchor = dict(table.anchor_statement)
+    anchor.pop("signature"), anchor.pop("key_id"), anchor.pop("public_key")
+    anchor["anchor"] = "cd" * 32
+    forged = sign_statement(anchor, sample_signing_key())
+    report = check_chain([forged, *table.records], pinned=[KEY])
+    assert ("table mesa-t hand 1", CheckName.SEED_CHAIN) in failed(report)
+
+
+def test_match_continuity_is_checked(table):
+    records = list(table.records)
+    index = next(i for i, r in enumerate(records) if r["dealer"]["by"] == "rotation")
+    before = records[index]["score_before"]
+    records[index] = resign(records[index], score_before=[before[0], before[1] + 1])
+    for later in range(index + 1, len(records)):
+        records[later] = resign(records[later], prev=record_hash(records[later - 1]).hex())
+    report = check_chain(records, pinned=[KEY])
+    assert (f"table mesa-t hand {index + 1}", CheckName.MATCH) in failed(report)
+    reason = report.entries[index].check(CheckName.MATCH).reason
+    assert "is not the previous score_after" in reason
+
+
+def rechain(records: list[dict[str, Any]], keys: list[Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for record, key in zip(records, keys, strict=True):
+        unsigned = {
+            k: v for k, v in record.items() if k not in ("key_id", "public_key", "signature")
+        }
+        if out:
+            unsigned["prev"] = record_hash(out[-1]).hex()
+        out.append(sign_record(unsigned, key))
+    return out
+
+
+def test_key_rotation_follows_a_signed_handover(table):
+    old = sample_signing_key()
+    new = signing_key_from_seed(bytes(range(1, 33)))
+    records = rechain(list(table.records), [old, old, new, new, new])
+    without = check_chain(records, pinned=[KEY])
+    assert ("table mesa-t hand 3", CheckName.KEY) in failed(without)
+    handover = sign_statement(build_key_handover(1_800_000_000, bytes(new.verify_key)), old)
+    report = check_chain([handover, *records], pinned=[KEY])
+    assert report.ok, report.failures
+    assert "handed over" in report.entries[-1].check(CheckName.KEY).reason
+    # a hand-over signed by the new key itself proves nothing
+    self_signed = sign_statement(build_key_handover(1_800_000_000, bytes(new.verify_key)), new)
+    assert not check_chain([self_signed, *records], pinned=[KEY]).ok
+
+
+def test_a_chain_starting_mid_table_says_so(table):
+    report = check_chain(list(table.records[2:]), pinned=[KEY])
+    assert report.ok
+    link = report.entries[0].check(CheckName.LINK)
+    assert link.status is Status.WARN and "starts at hand 3" in link.reason
+
+
+def test_a_ledger_head_must_match_the_records(table):
+    last = table.records[-1]
+    good = sign_statement(
+        build_ledger_head(1, {"mesa-t": (last["hand"], record_hash(last))}), sample_signing_key()
+    )
+    assert check_chain([*table.records, good], pinned=[KEY]).ok
+    bad = sign_statement(
+        build_ledger_head(1, {"mesa-t": (last["hand"], bytes(32))}), sample_signing_key()
+    )
+    report = check_chain([*table.records, bad], pinned=[KEY])
+    assert [check.name for _, check in report.failures] == [CheckName.LEDGER]

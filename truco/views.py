@@ -1,0 +1,201 @@
+"""What each seat (or an observer) may see: one function decides, everything else asks it.
+
+`_sees_hand` says whose dealt cards a viewer may see; `_sees_play` says whether a card on the
+table is face up for the viewer. `view` renders only through them and `hidden_cards_for` is
+their complement, so a test over `hidden_cards_for` covers every view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from truco.actions import action_to_json
+from truco.cards import CANONICAL_DECK, Card
+from truco.envido import chain_name
+from truco.match import legal_actions, pending
+from truco.state import HandKind, HandState, MatchState, Play, RequestKind
+
+
+def _sees_hand(hand: HandState, viewer: int | None, owner: int) -> bool:
+    """May `viewer` see the cards `owner` holds?"""
+    if viewer is None:
+        return _envido_shown(hand, owner)
+    if viewer == owner:
+        # mão de ferro is played blind: not even one's own cards
+        return hand.kind is not HandKind.FERRO
+    if (viewer ^ owner) & 1 == 0 and hand.special_team == viewer & 1:
+        # the team at onze / dez sees the partner's cards, for that hand only
+        return True
+    return _envido_shown(hand, owner)
+
+
+def _envido_shown(hand: HandState, owner: int) -> bool:
+    """The accepted envido's winner shows the cards at the end of the hand (Argentino)."""
+    envido = hand.envido
+    return (
+        hand.result is not None
+        and envido is not None
+        and envido.result is not None
+        and envido.result.winner_seat == owner
+    )
+
+
+def _sees_play(hand: HandState, viewer: int | None, play: Play) -> bool:
+    # a covered card's face is known to its owner only, during and after the hand
+    return not play.covered or viewer == play.seat
+
+
+def visible_cards(state: MatchState, seat: int | None) -> frozenset[Card]:
+    hand = state.hand
+    if hand is None:
+        return frozenset()
+    seen: set[Card] = set()
+    if hand.vira is not None:
+        seen.add(hand.vira)
+    for owner in range(hand.seats):
+        if _envido_shown(hand, owner):
+            seen.update(hand.hands[owner])
+        elif _sees_hand(hand, seat, owner):
+            # the cards still in hand; played ones count as the table shows them (covered: no)
+            seen.update(hand.hands[owner][p] for p in hand.remaining(owner))
+    for plays in (*(r.plays for r in hand.rounds), hand.table):
+        seen.update(play.card for play in plays if _sees_play(hand, seat, play))
+    return frozenset(seen)
+
+
+def hidden_cards_for(state: MatchState, seat: int | None) -> frozenset[Card]:
+    """Every card `seat` (None: an observer) may not see now."""
+    return frozenset(CANONICAL_DECK) - visible_cards(state, seat)
+
+
+def _play_json(hand: HandState, viewer: int | None, play: Play) -> dict[str, Any]:
+    face = str(play.card) if _sees_play(hand, viewer, play) else None
+    return {"seat": play.seat, "card": face, "covered": play.covered}
+
+
+def _player_json(hand: HandState, viewer: int | None, owner: int) -> dict[str, Any]:
+    remaining = hand.remaining(owner)
+    sees = _sees_hand(hand, viewer, owner)
+    out: dict[str, Any] = {
+        "seat": owner,
+        "team": owner & 1,
+        "in_hand": hand.in_hand(owner),
+        "cards_left": len(remaining),
+        # positions stay visible (blind play picks one); faces only where the viewer may see
+        "hand": [
+            {"position": p, "card": str(hand.hands[owner][p]) if sees else None} for p in remaining
+        ],
+    }
+    if sees and _envido_shown(hand, owner):
+        out["shown"] = [str(card) for card in hand.hands[owner]]
+    return out
+
+
+def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
+    request = hand.request
+    if request is None:
+        return None
+    rules = state.config.rules
+    out: dict[str, Any] = {"kind": request.value, "answering_team": hand.answering_team}
+    if request is RequestKind.TRUCO:
+        assert hand.truco is not None
+        out.update(
+            seat=hand.truco.seat,
+            team=hand.truco.team,
+            value=rules.ladder[hand.truco.level],
+            name=rules.raise_names[hand.truco.level - 1],
+        )
+    elif request is RequestKind.ENVIDO:
+        assert hand.envido is not None
+        out.update(
+            seat=hand.envido.seat, team=hand.envido.team, chain=chain_name(hand.envido.chain)
+        )
+    else:
+        out.update(name=rules.special_name, value=rules.special_value)
+    if hand.truco is not None and request is RequestKind.ENVIDO:
+        out["truco_waiting"] = rules.ladder[hand.truco.level]
+    return out
+
+
+def _hand_json(state: MatchState, hand: HandState, viewer: int | None) -> dict[str, Any]:
+    rules = state.config.rules
+    envido: dict[str, Any] | None = None
+    if hand.envido is not None:
+        result = hand.envido.result
+        envido = {
+            "chain": chain_name(hand.envido.chain),
+            "result": None
+            if result is None
+            else {
+                "accepted": result.accepted,
+                "winner_team": result.winner_team,
+                "winner_seat": result.winner_seat,
+                "points": result.points,
+                "tantos": [{"seat": s, "tanto": t} for s, t in result.tantos],
+            },
+        }
+    answering = hand.answering_team
+    return {
+        "kind": hand.kind.value,
+        "special_name": rules.special_name if hand.kind is HandKind.ONZE else None,
+        "dealer": hand.dealer,
+        "mano": hand.mano,
+        "vira": None if hand.vira is None else str(hand.vira),
+        "manilhas": [str(card) for card in rules.manilhas(hand.vira)],
+        "value": hand.stake,
+        "raise_team": hand.raise_team,
+        "round": hand.round_number,
+        "turn": hand.turn if hand.result is None and answering is None else None,
+        "rounds": [
+            {
+                "plays": [_play_json(hand, viewer, play) for play in r.plays],
+                "winner_team": r.winner_team,
+                "winner_seat": r.winner_seat,
+                "tied": r.winner_team is None,
+            }
+            for r in hand.rounds
+        ],
+        "table": [_play_json(hand, viewer, play) for play in hand.table],
+        "players": [_player_json(hand, viewer, owner) for owner in range(hand.seats)],
+        "request": _request_json(state, hand),
+        "votes": {str(s): vote.value for s, vote in enumerate(hand.votes) if vote is not None},
+        "envido": envido,
+        "result": None
+        if hand.result is None
+        else {
+            "winner_team": hand.result.winner_team,
+            "points": hand.result.points,
+            "reason": hand.result.reason.value,
+        },
+    }
+
+
+def view(state: MatchState, seat: int | None) -> dict[str, Any]:
+    """The JSON-ready table as `seat` sees it (None: an observer)."""
+    config = state.config
+    if seat is not None and not 0 <= seat < config.seats:
+        raise ValueError(f"no seat {seat!r} at this table")
+    hand = state.hand
+    outcome = state.outcome
+    return {
+        "seat": seat,
+        "variant": config.variant.value,
+        "seats": config.seats,
+        "mode": config.mode.value,
+        "target": config.target,
+        "score": list(state.score),
+        "phase": state.phase.value,
+        "hand_number": state.hand_number,
+        "dealer": state.dealer,
+        "next_dealer": state.next_dealer,
+        "outcome": None
+        if outcome is None
+        else {"termination": outcome.termination.value, "winner": outcome.winner},
+        "hand": None if hand is None else _hand_json(state, hand, seat),
+        "pending": [
+            {"seat": p.seat, "kind": p.kind.value, "team_vote": p.team_vote} for p in pending(state)
+        ],
+        "legal": []
+        if seat is None
+        else [action_to_json(action) for action in legal_actions(state, seat)],
+    }

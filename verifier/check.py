@@ -1,0 +1,606 @@
+"""The verifier's checks (docs/FAIRNESS.md 9): each a named result with its status and reason.
+
+`check_hand` verifies one signed hand record; `check_chain` verifies a table's records in order
+(links, seed chain, match continuity, keys) plus any statements found among them. Input that
+cannot be read as a record at all raises `verifier.sources.InputError` (exit 2 in the CLI); a
+record that reads fine but does not verify yields failed checks (exit 1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from truco.cards import Card
+from truco.fairness import (
+    Contribution,
+    commitment,
+    deal_cards,
+    deck_message,
+    derive_deck,
+    draw_first_dealer,
+    first_dealer_message,
+    shuffle_trace,
+)
+from truco.records import (
+    GENESIS_HASH,
+    DealerChoice,
+    HandRecord,
+    KeyHandover,
+    LedgerHead,
+    RecordEnd,
+    RecordError,
+    RecordKind,
+    ReplayError,
+    SeedAnchor,
+    Signature,
+    key_id_for,
+    parse_record,
+    parse_statement,
+    record_hash,
+    record_kind,
+    replay,
+)
+from truco.state import Deal
+from truco.variants import Variant
+from verifier.signing import verify_signature
+from verifier.sources import InputError
+
+
+class Status(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"  # verified as far as possible, with a caveat the user must read
+    SKIP = "skip"  # not checkable from this input (e.g. a link to a record not given)
+
+
+def rebuild_deal(
+    seed: bytes,
+    table_id: str,
+    hand_number: int,
+    variant: Variant,
+    contributions: Sequence[Contribution],
+    dealer: int | None,
+) -> dict[str, Any]:
+    """What anyone rebuilds from a revealed seed (FAIRNESS.md 5), as JSON: the deck with the
+    stream bytes it rejected, the first-dealer draw, the deal from `dealer` (default: the drawn
+    first dealer) and the vira; plus the messages and the first stream block, to debug another
+    implementation against. ValueError on bad inputs."""
+    seats = len(contributions)
+    trace = shuffle_trace(seed, table_id, hand_number, contributions)
+    first_dealer = draw_first_dealer(seed, table_id, contributions, seats)
+    dealt_by = first_dealer if dealer is None else dealer
+    deal = deal_cards(trace.deck, variant, seats, dealt_by)
+    message = deck_message(table_id, hand_number, contributions)
+    return {
+        "commitment": commitment(seed).hex(),
+        "deck_message": message.hex(),
+        "first_dealer_message": first_dealer_message(table_id, contributions, seats).hex(),
+        # straight from the spec (not through truco.fairness), so it can be compared on its own
+        "deck_stream_block_0": hmac.digest(seed, message + bytes(4), "sha256").hex(),
+        "deck": [str(card) for card in trace.deck],
+        "bytes_read": trace.bytes_read,
+        "rejections": [
+            {"offset": r.offset, "byte": r.byte, "modulus": r.modulus, "bound": r.bound}
+            for r in trace.rejections
+        ],
+        "first_dealer": first_dealer,
+        "dealer": dealt_by,
+        "hands": [[str(card) for card in hand] for hand in deal.hands],
+        "vira": None if deal.vira is None else str(deal.vira),
+    }
+
+
+class CheckName(StrEnum):
+    KEY = "key"
+    SIGNATURE = "signature"
+    COMMITMENT = "commitment"
+    DECK = "deck"
+    DEALER = "dealer"
+    DEAL = "deal"
+    REPLAY = "replay"
+    MINE = "mine"
+    LINK = "link"
+    SEED_CHAIN = "seed-chain"
+    MATCH = "match"
+    LEDGER = "ledger"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    name: CheckName
+    status: Status
+    reason: str
+
+    @property
+    def failed(self) -> bool:
+        return self.status is Status.FAIL
+
+    def to_json(self) -> dict[str, str]:
+        return {"check": self.name.value, "status": self.status.value, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class EntryReport:
+    """The checks of one record or statement."""
+
+    label: str
+    kind: RecordKind
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(check.failed for check in self.checks)
+
+    def check(self, name: CheckName) -> CheckResult:
+        """The result of one named check (KeyError when it was not run)."""
+        for result in self.checks:
+            if result.name is name:
+                return result
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry": self.label,
+            "kind": self.kind.value,
+            "ok": self.ok,
+            "checks": [check.to_json() for check in self.checks],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    entries: tuple[EntryReport, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(entry.ok for entry in self.entries)
+
+    @property
+    def failures(self) -> tuple[tuple[str, CheckResult], ...]:
+        return tuple(
+            (entry.label, check) for entry in self.entries for check in entry.checks if check.failed
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "entries": [entry.to_json() for entry in self.entries]}
+
+
+def _pass(name: CheckName, reason: str) -> CheckResult:
+    return CheckResult(name, Status.PASS, reason)
+
+
+def _fail(name: CheckName, reason: str) -> CheckResult:
+    return CheckResult(name, Status.FAIL, reason)
+
+
+@dataclass(slots=True)
+class KeyTrust:
+    """Which keys may sign: the pinned ones, plus keys they handed over to.
+
+    With nothing pinned the first signer met is trusted, and every key check says so.
+    """
+
+    pinned: frozenset[bytes]
+    trusted: set[bytes] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.trusted |= set(self.pinned)
+
+    def adopt_first_signer(self, public_key: bytes) -> None:
+        if not self.pinned and not self.trusted:
+            self.trusted.add(public_key)
+
+    def check(self, signed: Signature) -> CheckResult:
+        actual = key_id_for(signed.public_key)
+        if signed.key_id != actual:
+            return _fail(
+                CheckName.KEY, f"key_id {signed.key_id} is not the id of public_key ({actual})"
+            )
+        if signed.public_key in self.trusted:
+            if self.pinned:
+                how = (
+                    "pinned"
+                    if signed.public_key in self.pinned
+                    else "handed over from a pinned key"
+                )
+                return _pass(CheckName.KEY, f"signed by key {actual} ({how})")
+            return CheckResult(
+                CheckName.KEY,
+                Status.WARN,
+                f"key not pinned: trusting key {actual} found in the input; pin the house's"
+                " published key with --key or --key-file",
+            )
+        if self.pinned:
+            pinned = ", ".join(sorted(key_id_for(key) for key in self.pinned))
+            return _fail(
+                CheckName.KEY,
+                f"signed by key {actual}, which is not the pinned key ({pinned})"
+                " nor handed over from it",
+            )
+        return _fail(
+            CheckName.KEY,
+            f"signed by key {actual}, not by the chain's first signer nor a key it handed over to",
+        )
+
+
+def _signature_check(obj: Mapping[str, Any], signed: Signature) -> CheckResult:
+    if verify_signature(obj, signed.public_key, parsed=True):
+        return _pass(CheckName.SIGNATURE, f"Ed25519 signature by key {signed.key_id} is valid")
+    return _fail(
+        CheckName.SIGNATURE,
+        f"Ed25519 signature does not verify for key {key_id_for(signed.public_key)}:"
+        " the signed content was altered or signed by another key",
+    )
+
+
+def _first_difference(derived: Sequence[Card], recorded: Sequence[Card]) -> str:
+    for index, (mine, theirs) in enumerate(zip(derived, recorded, strict=True)):
+        if mine != theirs:
+            return f"position {index}: derived {mine}, the record has {theirs}"
+    return "identical"
+
+
+def _deal_difference(derived: Deal, recorded: Deal) -> str:
+    for seat, (mine, theirs) in enumerate(zip(derived.hands, recorded.hands, strict=True)):
+        for number, (card, other) in enumerate(zip(mine, theirs, strict=True)):
+            if card != other:
+                return f"seat {seat} card {number}: dealt {card}, the record has {other}"
+    return f"vira: dealt {derived.vira}, the record has {recorded.vira}"
+
+
+def _hand_checks(
+    obj: Mapping[str, Any], record: HandRecord, trust: KeyTrust, mine: bytes | None
+) -> list[CheckResult]:
+    assert record.signed_by is not None  # parse_record(signed=True) guarantees it
+    checks = [trust.check(record.signed_by), _signature_check(obj, record.signed_by)]
+
+    if hashlib.sha256(record.seed).digest() == record.commitment:
+        checks.append(_pass(CheckName.COMMITMENT, "SHA-256(seed) equals the commitment"))
+    else:
+        checks.append(
+            _fail(
+                CheckName.COMMITMENT,
+                f"SHA-256(seed) is {hashlib.sha256(record.seed).hexdigest()},"
+                f" the commitment is {record.commitment.hex()}",
+            )
+        )
+
+    deck = derive_deck(record.seed, record.table, record.hand, record.contributions)
+    if deck == record.deck:
+        checks.append(_pass(CheckName.DECK, "the deck derived from seed and contributions matches"))
+    else:
+        checks.append(_fail(CheckName.DECK, _first_difference(deck, record.deck)))
+
+    seats = record.config.seats
+    if record.dealer_by is DealerChoice.DRAW:
+        drawn = draw_first_dealer(record.seed, record.table, record.contributions, seats)
+        if drawn == record.dealer:
+            checks.append(_pass(CheckName.DEALER, f"first dealer drawn: seat {drawn}"))
+        else:
+            checks.append(
+                _fail(
+                    CheckName.DEALER, f"the draw gives seat {drawn}, the record has {record.dealer}"
+                )
+            )
+    else:
+        checks.append(
+            CheckResult(
+                CheckName.DEALER,
+                Status.SKIP,
+                "dealer by rotation: checked against the previous hand by the chain verification",
+            )
+        )
+
+    deal = deal_cards(deck, record.config.variant, seats, record.dealer)
+    if deal == record.deal:
+        checks.append(
+            _pass(CheckName.DEAL, f"dealt from mano (seat {(record.dealer + 1) % seats})")
+        )
+    else:
+        checks.append(_fail(CheckName.DEAL, _deal_difference(deal, record.deal)))
+
+    try:
+        replay(record)
+    except ReplayError as exc:
+        checks.append(_fail(CheckName.REPLAY, str(exc)))
+    else:
+        ending = (
+            "completed" if record.end is RecordEnd.COMPLETED else f"ended by {record.end.value}"
+        )
+        checks.append(
+            _pass(
+                CheckName.REPLAY,
+                f"{len(record.actions)} action(s) legal, hand {ending},"
+                f" score {list(record.score_after)}",
+            )
+        )
+
+    if mine is not None:
+        checks.append(_mine_check(record, mine))
+    return checks
+
+
+def _mine_check(record: HandRecord, mine: bytes) -> CheckResult:
+    seats = [seat for seat, value in enumerate(record.contributions) if value == mine]
+    if seats:
+        where = ", ".join(str(seat) for seat in seats)
+        return _pass(CheckName.MINE, f"your contribution is in the record (seat {where})")
+    absent = [seat for seat, value in enumerate(record.contributions) if value is None]
+    note = f"; seat(s) {', '.join(map(str, absent))} sent nothing" if absent else ""
+    return _fail(
+        CheckName.MINE, f"your contribution ({len(mine)} bytes) is not in the record{note}"
+    )
+
+
+def _label(record: HandRecord) -> str:
+    return f"table {record.table} hand {record.hand}"
+
+
+def _parse_hand(obj: Mapping[str, Any], where: str) -> HandRecord:
+    try:
+        return parse_record(dict(obj))
+    except RecordError as exc:
+        raise InputError(f"{where}: not a valid hand record: {exc}") from None
+
+
+def check_hand(
+    obj: Mapping[str, Any],
+    *,
+    pinned: Iterable[bytes] = (),
+    mine: bytes | None = None,
+    where: str = "record",
+) -> Report:
+    """Verify one signed hand record (InputError when it is not a well-formed record)."""
+    record = _parse_hand(obj, where)
+    trust = KeyTrust(frozenset(pinned))
+    assert record.signed_by is not None
+    trust.adopt_first_signer(record.signed_by.public_key)
+    entry = EntryReport(
+        _label(record), RecordKind.HAND, tuple(_hand_checks(obj, record, trust, mine))
+    )
+    return Report((entry,))
+
+
+# ---------------------------------------------------------------------------------------------
+# Chains
+
+
+@dataclass(frozen=True, slots=True)
+class _Hand:
+    obj: Mapping[str, Any]
+    record: HandRecord
+    digest: bytes
+
+
+def _statement_label(statement: SeedAnchor | LedgerHead | KeyHandover) -> str:
+    if isinstance(statement, SeedAnchor):
+        return f"seed anchor of table {statement.table} from hand {statement.chain_start}"
+    if isinstance(statement, LedgerHead):
+        return f"ledger head at {statement.at}"
+    return f"key hand-over to {statement.new_key_id} at {statement.at}"
+
+
+def check_chain(
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    pinned: Iterable[bytes] = (),
+    mine: bytes | None = None,
+    where: str = "chain",
+) -> Report:
+    """Verify a table's hand records in order, with any statements among them."""
+    hands: list[_Hand] = []
+    statements: list[tuple[Mapping[str, Any], SeedAnchor | LedgerHead | KeyHandover]] = []
+    for index, obj in enumerate(entries):
+        entry_where = f"{where} entry {index}"
+        try:
+            kind = record_kind(dict(obj))
+            if kind is RecordKind.HAND:
+                record = parse_record(dict(obj))
+                hands.append(_Hand(obj, record, record_hash(obj, checked=False)))
+            else:
+                statements.append((obj, parse_statement(dict(obj))))
+        except RecordError as exc:
+            raise InputError(f"{entry_where}: not a valid record or statement: {exc}") from None
+    if not hands:
+        raise InputError(f"{where}: no hand records")
+
+    trust = KeyTrust(frozenset(pinned))
+    first_signer = hands[0].record.signed_by
+    assert first_signer is not None
+    trust.adopt_first_signer(first_signer.public_key)
+    _follow_handovers(statements, trust)
+
+    table = hands[0].record.table
+    anchors: dict[int, bytes] = {}
+    reports: list[EntryReport] = []
+    for obj, statement in statements:
+        assert statement.signed_by is not None
+        checks = [trust.check(statement.signed_by), _signature_check(obj, statement.signed_by)]
+        trusted = not any(check.failed for check in checks)
+        if isinstance(statement, SeedAnchor) and statement.table == table and trusted:
+            anchors[statement.chain_start] = statement.anchor
+        if isinstance(statement, LedgerHead):
+            checks.append(_ledger_check(statement, table, hands))
+        reports.append(EntryReport(_statement_label(statement), _kind_of(statement), tuple(checks)))
+
+    previous: _Hand | None = None
+    for hand in hands:
+        checks = _hand_checks(hand.obj, hand.record, trust, mine)
+        checks.append(_link_check(hand, previous, table))
+        checks.append(_seed_chain_check(hand.record, previous, anchors))
+        checks.append(_match_check(hand.record, previous))
+        reports.append(EntryReport(_label(hand.record), RecordKind.HAND, tuple(checks)))
+        previous = hand
+    return Report(tuple(reports))
+
+
+def _kind_of(statement: SeedAnchor | LedgerHead | KeyHandover) -> RecordKind:
+    if isinstance(statement, SeedAnchor):
+        return RecordKind.SEED_ANCHOR
+    if isinstance(statement, LedgerHead):
+        return RecordKind.LEDGER_HEAD
+    return RecordKind.KEY_HANDOVER
+
+
+def _follow_handovers(
+    statements: Sequence[tuple[Mapping[str, Any], SeedAnchor | LedgerHead | KeyHandover]],
+    trust: KeyTrust,
+) -> None:
+    # A hand-over validly signed by a trusted key trusts the new key; repeat until nothing
+    # changes, so the order of statements in the file does not matter.
+    changed = True
+    while changed:
+        changed = False
+        for obj, statement in statements:
+            if not isinstance(statement, KeyHandover) or statement.new_public_key in trust.trusted:
+                continue
+            signer = statement.signed_by
+            assert signer is not None
+            if (
+                signer.public_key in trust.trusted
+                and signer.key_id == key_id_for(signer.public_key)
+                and verify_signature(obj, signer.public_key, parsed=True)
+            ):
+                trust.trusted.add(statement.new_public_key)
+                changed = True
+
+
+def _ledger_check(head: LedgerHead, table: str, hands: Sequence[_Hand]) -> CheckResult:
+    by_number = {hand.record.hand: hand for hand in hands}
+    for entry in head.tables:
+        if entry.table != table:
+            continue
+        hand = by_number.get(entry.hand)
+        if hand is None:
+            return CheckResult(
+                CheckName.LEDGER, Status.SKIP, f"names hand {entry.hand}, which is not in the input"
+            )
+        if hand.digest == entry.hash:
+            return _pass(CheckName.LEDGER, f"names hand {entry.hand} with its exact hash")
+        return _fail(
+            CheckName.LEDGER,
+            f"names hand {entry.hand} with hash {entry.hash.hex()}, the record's is"
+            f" {hand.digest.hex()}: the history was rewritten",
+        )
+    return CheckResult(CheckName.LEDGER, Status.SKIP, f"does not name table {table}")
+
+
+def _link_check(hand: _Hand, previous: _Hand | None, table: str) -> CheckResult:
+    record = hand.record
+    if record.table != table:
+        return _fail(
+            CheckName.LINK, f"record of table {record.table!r} in a chain of table {table!r}"
+        )
+    if previous is None:
+        if record.hand == 1:
+            if record.prev == GENESIS_HASH:
+                return _pass(CheckName.LINK, "first hand of the table: prev is the genesis value")
+            return _fail(CheckName.LINK, "hand 1 must carry the genesis prev (64 zeros)")
+        return CheckResult(
+            CheckName.LINK,
+            Status.WARN,
+            f"the chain given starts at hand {record.hand}: its link to hand"
+            f" {record.hand - 1} is not checked",
+        )
+    expected = previous.record.hand + 1
+    if record.hand != expected:
+        what = "missing record(s)" if record.hand > expected else "reordered or repeated record"
+        return _fail(
+            CheckName.LINK,
+            f"expected hand {expected} after hand {previous.record.hand}, got"
+            f" hand {record.hand} ({what})",
+        )
+    if record.prev != previous.digest:
+        return _fail(
+            CheckName.LINK,
+            f"prev is {record.prev.hex()}, the hash of hand {previous.record.hand} is"
+            f" {previous.digest.hex()}",
+        )
+    return _pass(CheckName.LINK, f"prev is the hash of hand {previous.record.hand}")
+
+
+def _hash_times(seed: bytes, times: int) -> bytes:
+    for _ in range(times):
+        seed = hashlib.sha256(seed).digest()
+    return seed
+
+
+def _seed_chain_check(
+    record: HandRecord, previous: _Hand | None, anchors: Mapping[int, bytes]
+) -> CheckResult:
+    anchor = anchors.get(record.chain_start)
+    if record.chain_start == record.hand:
+        if anchor is None:
+            return CheckResult(
+                CheckName.SEED_CHAIN,
+                Status.WARN,
+                "a new seed chain starts at this hand; its signed anchor statement is not in the"
+                " input, so the commitment's publication time is not checked",
+            )
+        if anchor == record.commitment:
+            return _pass(
+                CheckName.SEED_CHAIN, "commitment is the signed anchor of a new seed chain"
+            )
+        return _fail(CheckName.SEED_CHAIN, "commitment is not the anchor of its seed chain")
+    consecutive = previous is not None and previous.record.hand + 1 == record.hand
+    if previous is not None and consecutive:
+        if previous.record.chain_start != record.chain_start:
+            return _fail(
+                CheckName.SEED_CHAIN,
+                f"chain_start {record.chain_start} differs from the previous hand's"
+                f" {previous.record.chain_start} without starting a new chain here",
+            )
+        if record.commitment == previous.record.seed:
+            return _pass(CheckName.SEED_CHAIN, "commitment is the previous hand's revealed seed")
+        return _fail(
+            CheckName.SEED_CHAIN,
+            "commitment is not the previous hand's revealed seed:"
+            " the seed was not fixed in advance",
+        )
+    if anchor is not None:
+        # Without the previous record, hash the seed back down to the signed anchor.
+        if _hash_times(record.seed, record.hand - record.chain_start + 1) == anchor:
+            return _pass(CheckName.SEED_CHAIN, "the seed hashes down to its chain's signed anchor")
+        return _fail(CheckName.SEED_CHAIN, "the seed does not hash down to its chain's anchor")
+    return CheckResult(
+        CheckName.SEED_CHAIN, Status.SKIP, "the previous hand is not in the input to compare with"
+    )
+
+
+def _match_check(record: HandRecord, previous: _Hand | None) -> CheckResult:
+    consecutive = previous is not None and previous.record.hand + 1 == record.hand
+    if previous is None or not consecutive:
+        if record.dealer_by is DealerChoice.DRAW:
+            return _pass(CheckName.MATCH, "a match starts here (first dealer drawn)")
+        return CheckResult(
+            CheckName.MATCH, Status.SKIP, "the previous hand of this match is not in the input"
+        )
+    before = previous.record
+    match_over = before.match_winner is not None or before.end is not RecordEnd.COMPLETED
+    if record.dealer_by is DealerChoice.DRAW:
+        if match_over:
+            return _pass(CheckName.MATCH, "a new match starts after the previous one ended")
+        return _fail(
+            CheckName.MATCH, "a new first dealer was drawn while the previous match was not over"
+        )
+    if match_over:
+        return _fail(CheckName.MATCH, "the previous hand ended the match; this one continues it")
+    problems = []
+    if record.config != before.config:
+        problems.append("variant, seats or mode changed within the match")
+    expected_dealer = (before.dealer + 1) % before.config.seats
+    if record.dealer != expected_dealer:
+        problems.append(f"the dealer should be seat {expected_dealer}, not {record.dealer}")
+    if record.score_before != before.score_after:
+        problems.append(
+            f"score_before {list(record.score_before)} is not the previous score_after"
+            f" {list(before.score_after)}"
+        )
+    if problems:
+        return _fail(CheckName.MATCH, "; ".join(problems))
+    return _pass(CheckName.MATCH, "continues the previous hand's match (dealer, score, rules)")

@@ -1,0 +1,256 @@
+"""`barajamos-verify`: a thin command line over `verifier.check` (docs/FAIRNESS.md 9).
+
+Exit status: 0 everything verified, 1 a check failed, 2 bad usage or unreadable input (one line
+on stderr, never a traceback). Results go to stdout, as text or, with --json, as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from truco.fairness import SHUFFLE_VERSION, Contribution
+from truco.records import RecordError
+from truco.variants import Variant
+from verifier.check import Report, Status, check_chain, check_hand, rebuild_deal
+from verifier.signing import PublicKeyError, load_public_key, parse_public_key
+from verifier.sources import (
+    CHAIN_LIMIT_BYTES,
+    HAND_LIMIT_BYTES,
+    InputError,
+    load_chain,
+    load_object,
+)
+from verifier.vectors_run import run_vectors
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+    """Bad arguments: exit 2 with the message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints usage and exits on its own; raise instead so main() owns the exit status.
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _hex_arg(text: str, what: str, size: int | None = None) -> bytes:
+    try:
+        value = bytes.fromhex(text)
+    except ValueError:
+        raise UsageError(f"{what} must be hexadecimal, got {text!r}") from None
+    if size is not None and len(value) != size:
+        raise UsageError(f"{what} must be {size} bytes ({2 * size} hex digits), got {len(value)}")
+    return value
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="barajamos-verify",
+        description=f"Verify Barajamos deals and hand records ({SHUFFLE_VERSION}).",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # --json is also accepted after the subcommand; SUPPRESS keeps the top level's value otherwise
+    json_flag = _Parser(add_help=False)
+    json_flag.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable report"
+    )
+
+    deck = commands.add_parser(
+        "deck", help="rebuild a deck, deal, vira and first dealer", parents=[json_flag]
+    )
+    deck.add_argument("--seed", required=True, help="the revealed seed, 64 hex digits")
+    deck.add_argument("--table", required=True, help="the table id")
+    deck.add_argument("--hand", required=True, type=int, help="the table hand number (1-based)")
+    deck.add_argument("--variant", required=True, choices=[v.value for v in Variant])
+    deck.add_argument("--seats", required=True, type=int, choices=[2, 4])
+    deck.add_argument("--dealer", type=int, help="the dealer (default: the first-dealer draw)")
+    deck.add_argument(
+        "--contribution",
+        action="append",
+        default=[],
+        metavar="SEAT=HEX",
+        help="a seat's contribution in hex (repeat per seat; a seat not given is absent)",
+    )
+    deck.add_argument(
+        "--contribution-text",
+        action="append",
+        default=[],
+        metavar="SEAT=TEXT",
+        help="a seat's contribution as the phrase typed (UTF-8)",
+    )
+
+    for name, help_text, source_help in (
+        ("hand", "verify one signed hand record", "a hand record file or URL"),
+        ("chain", "verify a table's chain of records", "a chain file (JSON list or lines), a"
+         " directory of records, or a URL"),
+    ):  # fmt: skip
+        sub = commands.add_parser(name, help=help_text, parents=[json_flag])
+        sub.add_argument("source", metavar="FILE|URL" if name == "hand" else "FILE|DIR|URL",
+                         help=source_help)  # fmt: skip
+        if name == "hand":
+            mine = sub.add_mutually_exclusive_group()
+            mine.add_argument("--mine", metavar="HEX", help="the contribution you sent, in hex")
+            mine.add_argument("--mine-text", metavar="TEXT", help="the phrase you typed")
+        key = sub.add_mutually_exclusive_group()
+        key.add_argument(
+            "--key", metavar="HEX", action="append", help="pin the house's public key (64 hex)"
+        )
+        key.add_argument("--key-file", metavar="FILE", help="pin the public key in this file")
+
+    commands.add_parser("vectors", help="run the shipped known-answer vectors", parents=[json_flag])
+    return parser
+
+
+def _contributions(args: argparse.Namespace) -> list[Contribution]:
+    contributions: list[Contribution] = [None] * args.seats
+    for option, values, encode in (
+        ("--contribution", args.contribution, lambda text: _hex_arg(text, "a contribution")),
+        ("--contribution-text", args.contribution_text, lambda text: text.encode("utf-8")),
+    ):
+        for item in values:
+            seat_text, separator, value = item.partition("=")
+            if not separator or not seat_text.isdigit():
+                raise UsageError(f"{option} takes SEAT=VALUE, got {item!r}")
+            seat = int(seat_text)
+            if seat >= args.seats:
+                raise UsageError(f"{option}: seat {seat} does not exist at {args.seats} seats")
+            if contributions[seat] is not None:
+                raise UsageError(f"{option}: seat {seat} given twice")
+            contributions[seat] = encode(value)
+    return contributions
+
+
+def _run_deck(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]]:
+    seed = _hex_arg(args.seed, "--seed", 32)
+    contributions = _contributions(args)
+    variant = Variant(args.variant)
+    try:
+        rebuilt = rebuild_deal(seed, args.table, args.hand, variant, contributions, args.dealer)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    dealer = rebuilt["dealer"]
+    result: dict[str, Any] = {
+        "version": SHUFFLE_VERSION,
+        "table": args.table,
+        "hand": args.hand,
+        "variant": variant.value,
+        "contributions": [None if c is None else c.hex() for c in contributions],
+        "mano": (dealer + 1) % args.seats,
+        **rebuilt,
+    }
+    lines = [
+        f"{SHUFFLE_VERSION}: table {args.table!r}, hand {args.hand}, {variant.value},"
+        f" {args.seats} seats",
+        f"commitment  {result['commitment']}",
+        "contributions "
+        + ", ".join(
+            f"seat {seat}: {'absent' if c is None else c.hex()}"
+            for seat, c in enumerate(contributions)
+        ),
+        "deck        " + " ".join(result["deck"]),
+        f"first dealer (if this is a match's first hand): seat {result['first_dealer']}",
+        f"dealer      seat {dealer} (mano: seat {result['mano']})",
+        *(f"seat {seat}      " + " ".join(hand) for seat, hand in enumerate(result["hands"])),
+        f"vira        {result['vira'] or '(none)'}",
+        f"stream      {result['bytes_read']} bytes read, {len(result['rejections'])} rejected"
+        + "".join(
+            f"; byte {r['offset']} = {r['byte']} >= {r['bound']} (draw in [0, {r['modulus'] - 1}])"
+            for r in result["rejections"]
+        ),
+    ]
+    return EXIT_OK, result, lines
+
+
+def _pinned_keys(args: argparse.Namespace) -> list[bytes]:
+    try:
+        if args.key_file is not None:
+            return [load_public_key(Path(args.key_file))]
+        return [parse_public_key(text) for text in args.key or ()]
+    except PublicKeyError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _mine(args: argparse.Namespace) -> bytes | None:
+    if args.mine is not None:
+        value = _hex_arg(args.mine, "--mine")
+        if not value:
+            raise UsageError("--mine is empty")
+        return value
+    text: str | None = args.mine_text
+    if text is not None:
+        if not text:
+            raise UsageError("--mine-text is empty")
+        return text.encode("utf-8")
+    return None
+
+
+_MARK = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.WARN: "WARN", Status.SKIP: "skip"}
+
+
+def _report_lines(report: Report) -> list[str]:
+    lines: list[str] = []
+    for entry in report.entries:
+        lines.append(f"{entry.label}: {'verified' if entry.ok else 'FAILED'}")
+        for check in entry.checks:
+            lines.append(f"  {_MARK[check.status]}  {check.name.value:<11} {check.reason}")
+    failures = report.failures
+    verdict = "all checks passed" if not failures else f"{len(failures)} check(s) failed"
+    warnings = sum(c.status is Status.WARN for e in report.entries for c in e.checks)
+    if warnings:
+        verdict += f" ({warnings} warning(s))"
+    lines.append(verdict)
+    return lines
+
+
+def _run_verify(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]]:
+    pinned = _pinned_keys(args)
+    if args.command == "hand":
+        mine = _mine(args)
+        obj = load_object(args.source, HAND_LIMIT_BYTES)
+        report = check_hand(obj, pinned=pinned, mine=mine, where=args.source)
+    else:
+        entries = load_chain(args.source, CHAIN_LIMIT_BYTES)
+        report = check_chain(entries, pinned=pinned, where=args.source)
+    status = EXIT_OK if report.ok else EXIT_FAILED
+    return status, report.to_json(), _report_lines(report)
+
+
+def _run_vectors(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]]:
+    results = run_vectors()
+    ok = all(result.ok for result in results)
+    lines = [f"{'PASS' if r.ok else 'FAIL'}  {r.name}: {r.detail}" for r in results]
+    lines.append(f"{sum(r.ok for r in results)}/{len(results)} vectors passed")
+    payload = {"ok": ok, "vectors": [r.to_json() for r in results]}
+    return (EXIT_OK if ok else EXIT_FAILED), payload, lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        runner = {"deck": _run_deck, "hand": _run_verify, "chain": _run_verify}.get(
+            args.command, _run_vectors
+        )
+        status, payload, lines = runner(args)
+    except UsageError as exc:
+        print(f"barajamos-verify: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (InputError, RecordError) as exc:
+        print(f"barajamos-verify: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help and --version exit through argparse
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    if args.json:
+        print(json.dumps(payload, indent=2, sort_keys=True))
+    else:
+        print("\n".join(lines))
+    return status
