@@ -1,6 +1,6 @@
 """Engine benchmark: random legal playouts per variant and seat count (same as
 `barajamos bench engine`). Usage: python benchmarks/bench_engine.py [--seconds N] [--variant V]
-[--seats S] [--mode vote|first] [--seed N]"""
+[--seats S] [--mode vote|first] [--rounds R] [--seed N]"""
 
 from __future__ import annotations
 

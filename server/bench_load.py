@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -66,9 +67,11 @@ from server.botclient import (
     audit_table,
     bot_account,
     describe_errors,
+    percentile,
     seat_table,
 )
 from server.db import EmbeddedPostgres, migrate
+from server.metrics import LATENCY_BUCKETS
 from truco import Variant
 
 TARGET_TABLES = 2500
@@ -121,6 +124,24 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def py_spy() -> str | None:
+    """The py-spy sampler next to this Python, or on PATH."""
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.exists() else shutil.which("py-spy")
+
+
+def start_profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | None:
+    """Sample a process for `seconds` (py-spy, collapsed stacks); None without py-spy."""
+    sampler = py_spy()
+    if sampler is None:
+        return None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        [sampler, "record", "--pid", str(pid), "--duration", str(max(1, round(seconds))),
+         "--format", "raw", "--nonblocking", "--output", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -169,7 +190,8 @@ def parse_metrics(text: str) -> Scrape:
 def histogram_quantile(q: float, before: Sequence[tuple[float, float]],
                        after: Sequence[tuple[float, float]]) -> tuple[float | None, int]:
     """The q-quantile of the observations between two scrapes of a cumulative histogram,
-    interpolated linearly inside its bucket (as PromQL's histogram_quantile); and how many."""
+    interpolated linearly inside its bucket (as PromQL's histogram_quantile), infinity when it
+    lies beyond the last finite bucket; and how many observations there were."""
     earlier = dict(before)
     counts = [(bound, count - earlier.get(bound, 0.0)) for bound, count in after]
     if not counts or counts[-1][1] <= 0:
@@ -179,8 +201,8 @@ def histogram_quantile(q: float, before: Sequence[tuple[float, float]],
     lower_bound, lower_count = 0.0, 0.0
     for bound, count in counts:
         if count >= rank:
-            if bound == float("inf"):
-                return lower_bound, int(total)  # beyond the last finite bucket: its bound
+            if math.isinf(bound):
+                return math.inf, int(total)  # only known to be over the last finite bound
             share = (rank - lower_count) / (count - lower_count) if count > lower_count else 1
             return lower_bound + (bound - lower_bound) * share, int(total)
         lower_bound, lower_count = bound, count
@@ -379,10 +401,10 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
         for run in runs:
             run.stopping = True
         await asyncio.sleep(DRAIN_SECONDS)
-        for run in runs:
-            for bot in run.seats:
-                await bot.close()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(bot.close() for run in runs for bot in run.seats))
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, Exception):  # a seat that stopped playing early
+                stats.errors[f"client_{type(outcome).__name__}"] += 1
         await _audit(worker.dsn, runs)
     finally:
         for task in tasks:
@@ -419,6 +441,7 @@ class Options:
     clients: int
     absent_share: float
     keep: Path | None
+    profile: Path | None  # a folder for py-spy profiles of the server during the window
 
 
 @dataclass
@@ -511,6 +534,8 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
         time.sleep(options.warmup)
         before = asyncio.run(scrape(server.base))
         cpu_before = cpu_seconds(server.pid)
+        profiler = None if options.profile is None else start_profile(
+            server.pid, options.seconds, options.profile / f"server-{tables}.txt")
         record.set()
         window_start = time.perf_counter()
         time.sleep(options.seconds)
@@ -521,6 +546,8 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
         window = time.perf_counter() - window_start
         results: dict[int, WorkerResult] = _collect(queue, workers, "result",
                                                     timeout=300 + tables * 0.2, procs=procs)
+        if profiler is not None:
+            profiler.wait(timeout=60)
         stats = RunStats()
         for result in results.values():
             if result.failure:
@@ -539,27 +566,24 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
 # --- output ---------------------------------------------------------------------------------------
 
 def _ms(seconds: float | None) -> str:
-    return "n/a" if seconds is None else f"{seconds * 1000:.1f} ms"
+    if seconds is None:
+        return "n/a"
+    if math.isinf(seconds):
+        return f"over {LATENCY_BUCKETS[-1] * 1000:.0f} ms (beyond the histogram)"
+    return f"{seconds * 1000:.1f} ms"
 
 
 def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("met" if ok else "MISSED")
 
 
-def _percentile(values: Sequence[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
-
-
 def report(result: ScaleResult, options: Options) -> None:
     stats = result.stats
-    p50 = _percentile(stats.latencies, 50)
-    p99 = _percentile(stats.latencies, 99)
+    p50 = percentile(stats.latencies, 50)
+    p99 = percentile(stats.latencies, 99)
     server_auto, auto_count = histogram_quantile(0.99, result.before.lateness,
                                                  result.after.lateness)
-    client_auto = _percentile(stats.lateness, 99)
+    client_auto = percentile(stats.lateness, 99)
     server_p99, _ = histogram_quantile(0.99, result.before.server_latency,
                                        result.after.server_latency)
     per_player = result.bytes_per_player
@@ -662,6 +686,10 @@ def _parser() -> _Parser:
                         "full speed)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the data (database, server logs) in this new folder")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="sample the server with py-spy during the window (it must be "
+                        "installed: pip install py-spy); collapsed stacks go to "
+                        "PROFILE/server-TABLES.txt, ready for a flame graph")
     return parser
 
 
@@ -671,13 +699,15 @@ def _options(argv: list[str]) -> Options:
         raise _UsageError("--clients is 1..64 (0: automatic)")
     if args.keep is not None and args.keep.exists():
         raise _UsageError(f"--keep {args.keep}: the folder already exists")
+    if args.profile is not None and py_spy() is None:
+        raise _UsageError("--profile needs py-spy (pip install py-spy)")
     rate = None if args.full_speed else args.rate
     share = args.absent_share if args.absent_share is not None else (
         0.0 if rate is None else 0.05)
     players = max(args.tables) * args.seats
     clients = args.clients or max(1, round(players / 2500))
     return Options(args.tables, rate, args.seconds, args.warmup, args.variant, args.seats,
-                   clients, share, args.keep)
+                   clients, share, args.keep, args.profile)
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 import os
 import random
 import sys
@@ -390,7 +391,13 @@ class BotSeat:
                         await asyncio.sleep(min(RECONNECT_MAX,
                                                 RECONNECT_FIRST * 2 ** (failures - 1)))
                         continue
-                if await self._read() and not self.finished:
+                try:
+                    got = await self._read()
+                except (aiohttp.ClientError, ConnectionError, RuntimeError):
+                    got = False  # the socket broke while a reply was being sent
+                    if self.ws is not None:
+                        await self.ws.close()
+                if got and not self.finished:
                     failures = 0
                 if not self.finished:
                     self.run.stats.reconnects += 1
@@ -791,17 +798,19 @@ def _parser() -> _Parser:
     return parser
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The nearest-rank q-th percentile (None without values)."""
+    if not values:
+        return None
     ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))
-    return ordered[index]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
 
 
 def describe_latency(values: Sequence[float]) -> str:
-    if not values:
+    p50, p99 = percentile(values, 50), percentile(values, 99)
+    if p50 is None or p99 is None:
         return "no samples"
-    return (f"p50 {_percentile(values, 50) * 1000:.1f} ms, "
-            f"p99 {_percentile(values, 99) * 1000:.1f} ms ({len(values)} actions)")
+    return f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms ({len(values)} actions)"
 
 
 def describe_errors(errors: Counter[str]) -> str:
@@ -840,9 +849,7 @@ async def run_fleet(base: URL, plan: TablePlan, tables: int, name_prefix: str,
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for run in runs:
-            for seat in run.seats:
-                await seat.close()
+        await asyncio.gather(*(seat.close() for run in runs for seat in run.seats))
         for session in sessions:
             await session.close()
         await connector.close()

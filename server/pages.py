@@ -9,6 +9,7 @@ are real HTML forms that work without JavaScript. See docs/BROWSER.md.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -19,7 +20,10 @@ from aiohttp import web
 from server import accounts
 from server.accounts import MAX_PASSWORD, MIN_PASSWORD, AccountError, User
 from server.app import CONFIG, PASSWORD_COST, POOL, csrf_token, current_user, read_body
+from truco.fairness import MAX_HAND_NUMBER
 
+# docs/PROTOCOL.md: table ids are 16 lowercase hex digits
+TABLE_ID: Final = re.compile(r"[0-9a-f]{16}")
 TEMPLATES_DIR: Final = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
 JINJA: Final = web.AppKey("jinja", jinja2.Environment)
@@ -169,17 +173,26 @@ async def logout_form(request: web.Request) -> web.Response:
     return response
 
 
+def _table_not_found(request: web.Request) -> web.Response:
+    return render(request, "error.html", status=404, title="Mesa não encontrada",
+                  message="Esse endereço não é de uma mesa: o id tem 16 dígitos hexadecimais.")
+
+
 async def table_page(request: web.Request) -> web.Response:
+    table_id = request.match_info["table"]
+    if not TABLE_ID.fullmatch(table_id):
+        return _table_not_found(request)
     if current_user(request) is None:
         return _login_wall(request)
-    table_id = request.match_info["table"]
     return render(request, "table.html", table_id=table_id)
 
 
 async def hand_page(request: web.Request) -> web.Response:
     table_id = request.match_info["table"]
     hand = request.match_info["hand"]
-    if not hand.isdigit() or not 1 <= int(hand) <= 2**32 - 1:
+    if not TABLE_ID.fullmatch(table_id):
+        return _table_not_found(request)
+    if not hand.isdigit() or not 1 <= int(hand) <= MAX_HAND_NUMBER:
         return render(request, "error.html", status=404, title="Mão não encontrada",
                       message="O número da mão precisa ser um inteiro positivo.")
     return render(request, "hand.html", table_id=table_id, hand_number=int(hand))

@@ -108,8 +108,10 @@ def make_app(config: Config) -> AppFactory:
 
 @pytest.fixture
 async def client(
-    aiohttp_client: Callable[..., object], make_app: AppFactory, vclock: VirtualClock
+    make_app: AppFactory, vclock: VirtualClock, aiohttp_client: Callable[..., object]
 ) -> TestClient:  # type: ignore[type-arg]
+    # make_app (hence the database) is requested before aiohttp_client, so the client and its
+    # app's pool are closed before the test database is dropped
     result = await aiohttp_client(make_app(clock=vclock))  # type: ignore[operator]
     assert isinstance(result, TestClient)
     return result

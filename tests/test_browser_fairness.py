@@ -12,7 +12,7 @@ import json
 import random
 from typing import Any
 
-from playwright.async_api import Browser
+from playwright.async_api import Browser, expect
 
 # the harness (real server, Chromium) lives with the table tests; its fixtures are shared here
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
@@ -188,7 +188,7 @@ async def test_js_agrees_with_python_on_random_inputs(
         }""",
         values[0],
     )
-    assert refused is not None and "not ASCII" in refused
+    assert refused is not None and "não é ASCII" in refused
 
 
 async def test_js_reader_refuses_what_the_spec_calls_unreadable(
@@ -223,7 +223,38 @@ async def test_js_reader_refuses_what_the_spec_calls_unreadable(
     for name, (readable, error) in got.items():
         assert readable is False, name
         assert error, name
-    assert "duplicate key" in got["duplicate key"][1]
-    assert "only integers" in got["float"][1]
-    assert "version" in got["unknown version"][1]
-    assert "unknown field" in got["extra field"][1]
+    assert "chave duplicada" in got["duplicate key"][1]
+    assert "só números inteiros" in got["float"][1]
+    assert "versão desconhecida" in got["unknown version"][1]
+    assert "campo(s) desconhecido(s): extra" in got["extra field"][1]
+
+
+async def test_without_ed25519_in_webcrypto_the_signature_is_left_to_the_cli(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    # a browser without Ed25519 in WebCrypto, as older ones are
+    await page.add_init_script("""
+      const importKey = crypto.subtle.importKey.bind(crypto.subtle);
+      crypto.subtle.importKey = (format, key, algorithm, ...rest) => {
+        const name = typeof algorithm === "string" ? algorithm : algorithm.name;
+        if (name === "Ed25519") {
+          return Promise.reject(new DOMException("no Ed25519 here", "NotSupportedError"));
+        }
+        return importKey(format, key, algorithm, ...rest);
+      };
+    """)
+    await page.goto(live_server.url("/verify"))
+    hand = load_vectors("hand.json")
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(hand["record"]))
+    await page.get_by_label("Chave pública da casa").fill(hand["public_key"])
+    await page.get_by_role("button", name="Verificar").click()
+    signature = page.locator('#checks [data-check="signature"]')
+    await expect(signature).to_have_attribute("data-status", "skip")
+    await expect(signature).to_contain_text("conferida pela linha de comando")
+    # the deck and the deal are still rebuilt and checked here
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "ok")
+    for name in ("key", "commitment", "deck", "dealer", "deal"):
+        await expect(page.locator(f'#checks [data-check="{name}"]')).to_have_attribute(
+            "data-status", "pass"
+        )

@@ -17,7 +17,16 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from playwright.async_api import Browser, Page, WebSocketRoute, async_playwright, expect
+from aiohttp.test_utils import TestClient
+from playwright.async_api import (
+    Browser,
+    Dialog,
+    Page,
+    WebSocketRoute,
+    async_playwright,
+    expect,
+)
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = [
@@ -27,14 +36,18 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+from tests.conftest import csrf  # noqa: E402
+
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 PHONE = {"width": 375, "height": 800}
 DESKTOP = {"width": 1280, "height": 900}
 PASSWORD = "truco na praia 42"
 # generous: a bot or the server may take a moment on a loaded 2-core machine, never a clock
 STEP_TIMEOUT_MS = 20_000
+CLICK_TIMEOUT_MS = 2_000
 
 pytestmark = pytest.mark.timeout(180)
+expect.set_options(timeout=STEP_TIMEOUT_MS)
 
 
 @dataclass
@@ -142,18 +155,24 @@ async def enabled(page: Page, selector: str) -> list[str]:
 async def play_step(page: Page, policy: Policy) -> bool:
     """Click one legal thing, if there is one; False when this player has nothing to do now."""
     actions = await enabled(page, "#actions button")
+    plays = await enabled(page, '#my-hand button[data-action="play"]')
     if "accept:" in actions:
-        await page.locator('#actions button[data-action="accept"]').click()
+        verb, target = "accept", page.locator('#actions button[data-action="accept"]')
     elif policy.raise_when_possible and "raise:" in actions:
-        await page.locator('#actions button[data-action="raise"]').click()
-        policy.raised += 1
+        verb, target = "raise", page.locator('#actions button[data-action="raise"]')
+    elif plays:
+        verb = "play"
+        target = page.locator('#my-hand button[data-action="play"]:not([disabled])').first
     else:
-        plays = await enabled(page, '#my-hand button[data-action="play"]')
-        if not plays:
-            return False
-        await page.locator('#my-hand button[data-action="play"]:not([disabled])').first.click()
-        policy.cards_played += 1
+        return False
+    try:
+        # the others move meanwhile: a button that went away is only a missed chance
+        await target.click(timeout=CLICK_TIMEOUT_MS)
+    except PlaywrightTimeoutError:
+        return False
     policy.clicks += 1
+    policy.raised += verb == "raise"
+    policy.cards_played += verb == "play"
     # the click sent one action: wait for its answer before looking again
     await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
     return True
@@ -217,6 +236,13 @@ async def test_signup_shows_clear_errors_and_opens_the_lobby(
     await screenshot(page, "lobby-phone")
     await page.set_viewport_size(DESKTOP)  # type: ignore[arg-type]
     await screenshot(page, "lobby-desktop")
+    # log out and back in
+    await page.get_by_role("button", name="Sair").click()
+    await expect(page.get_by_role("heading", name="Entrar")).to_be_visible()
+    await page.locator("#login-name").fill("ana_maria")
+    await page.locator("#login-password").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar").click()
+    await expect(page.locator("#me")).to_have_text("ana_maria")
     # the same name again, from another browser: taken
     other = await new_page(browser, live_server)
     await other.goto(live_server.url("/"))
@@ -243,6 +269,10 @@ async def test_a_private_page_asks_for_login_and_comes_back(
     await page.wait_for_url(live_server.url("/me/hands"))
     await expect(page.get_by_role("heading", name="Minhas mãos")).to_be_visible()
     await expect(page.locator("#hands-status")).to_contain_text("Nenhuma mão")
+    # a table that does not exist is said so, not retried forever
+    await page.goto(live_server.url("/t/00000000000000ff"))
+    await expect(page.locator("#table-error")).to_contain_text("Mesa não encontrada")
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "closed")
 
 
 async def test_training_hand_by_clicking_then_verify_it_in_the_browser(
@@ -255,11 +285,22 @@ async def test_training_hand_by_clicking_then_verify_it_in_the_browser(
     # the commitment is shown before the deal, and my browser's entropy is kept
     await expect(page.locator("#fair-commitment")).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
     await expect(page.locator("#fair-mine")).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
+    # hand 1 starts the table's seed chain: its anchor statement is signed and names it
+    await expect(page.locator("#fair-chain")).to_contain_text("nova cadeia a partir da mão 1")
+    await expect(page.locator("#fair-chain")).to_have_attribute("data-state", "ok")
     await expect(page.locator("#my-hand .card").first).to_be_visible()
     await expect(page.locator("#hand-info .vira .card")).to_have_count(1)
     await expect(page.locator("#hand-info .manilhas .card")).to_have_count(4)
 
-    policy = Policy()
+    # the clock counts down from the server's deadline
+    await expect(page.locator("#my-clock")).to_have_text(re.compile(r"^\d+ s$"))
+    # the first card goes with the keyboard only
+    first = page.locator('#my-hand button[data-action="play"]:not([disabled])').first
+    await first.focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#rounds .play .card")).not_to_have_count(0)
+    await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
+    policy = Policy(cards_played=1)
     answered = re.compile(r"robô\) (aceitou|correu)|robô\) pediu (seis|nove|doze)")
     screenshot_taken = False
     hands_played = 0
@@ -281,6 +322,11 @@ async def test_training_hand_by_clicking_then_verify_it_in_the_browser(
         assert hands_played <= 6, "no chance to raise truco in six hands"
     await expect(page.locator("#summary-body")).to_contain_text("Placar")
     assert policy.cards_played >= 1 and screenshot_taken
+
+    # the table itself checked the finished hand's record, and the next commitment against it
+    await expect(page.locator("#fair-last")).to_have_attribute("data-state", "ok")
+    await expect(page.locator("#fair-chain")).to_have_attribute("data-state", "ok")
+    await expect(page.locator("#fair-chain")).to_contain_text("é a semente revelada da mão")
 
     # the record goes public after the hand: open it from the table and check it here
     record_link = page.locator("#last-record")
@@ -332,7 +378,14 @@ async def test_reload_mid_hand_recovers_the_table(
     page = await new_page(browser, live_server, PHONE)
     await signup(page, live_server, "duda_3")
     await create_table(page, "mineiro", 2, "training")
+    # my entropy as a phrase: its UTF-8 bytes exactly as typed
+    phrase = "Truco! ñandú 🂡"
+    await page.get_by_label("Usar uma frase como entropia").fill("x" * 257)
+    await expect(page.locator("#entropy-phrase-error")).to_contain_text("257 bytes")
+    await page.get_by_label("Usar uma frase como entropia").fill(phrase)
+    await expect(page.locator("#entropy-phrase-error")).to_be_hidden()
     await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#fair-mine")).to_have_text(phrase.encode().hex())
     policy = Policy()
     # play one card, so the table has history to restore
     while policy.cards_played == 0:
@@ -344,6 +397,7 @@ async def test_reload_mid_hand_recovers_the_table(
     )
     before_mine = await page.locator("#fair-mine").text_content()
     assert await no_horizontal_scroll(page)
+    await screenshot(page, "table-phone")
     await page.reload()
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
     await expect(page.locator("#board")).to_be_visible()
@@ -357,6 +411,20 @@ async def test_reload_mid_hand_recovers_the_table(
     # and the hand goes on to its end from the restored page
     await play_hand(page, policy)
     await expect(page.locator("#summary-body")).to_contain_text("Placar")
+    # resigning asks first: "no" keeps the seat, "yes" leaves (and loses) the match
+    async def say_no(dialog: Dialog) -> None:
+        await dialog.dismiss()
+
+    async def say_yes(dialog: Dialog) -> None:
+        await dialog.accept()
+
+    page.once("dialog", say_no)
+    await page.get_by_role("button", name="Desistir e sair da mesa").click()
+    await expect(page.locator("#resign")).to_be_visible()
+    assert "/t/" in page.url
+    page.once("dialog", say_yes)
+    await page.get_by_role("button", name="Desistir e sair da mesa").click()
+    await page.wait_for_url(live_server.url("/"))
 
 
 async def test_a_dropped_connection_reconnects_by_itself(
@@ -403,12 +471,51 @@ async def test_four_browsers_play_a_2v2_match_to_the_end(
     table_id = await create_table(owner, "paulista", 4, "private")
     invite_link = await owner.locator("#invite-link").input_value()
     assert f"/t/{table_id}?invite=" in invite_link
-    for seat, page in enumerate(pages[1:], start=1):
+    for seat, page in enumerate(pages[1:3], start=1):
         await page.goto(invite_link)
         await page.get_by_role("button", name=f"Sentar no lugar {seat + 1}").click()
         await expect(page.locator("#seat-list")).to_contain_text(f"{names[seat]} (você)")
+    # the last one finds the table in the lobby and types the invite code
+    last = pages[3]
+    await last.goto(live_server.url("/"))
+    item = last.locator(f'#lobby-tables li[data-table="{table_id}"]')
+    await expect(item).to_contain_text("fa_0, gui_1, hel_2, lugar livre")
+    await item.get_by_role("button", name="Sentar no lugar 4").click()
+    await expect(item.locator(".error")).to_have_text("Código de convite errado.")
+    await item.get_by_label("Código de convite").fill(invite_link.rsplit("=", 1)[1])
+    await item.get_by_role("button", name="Sentar no lugar 4").click()
+    await last.wait_for_url(live_server.url(f"/t/{table_id}"))
+    await expect(last.locator("#seat-list")).to_contain_text("ivo_3 (você)")
     await expect(owner.locator("#seat-list")).to_contain_text(names[3])
     await owner.get_by_role("button", name="Começar a partida").click()
+
+    # the first truco: one partner votes to run, the other to accept, and the split shows
+    asker: Page | None = None
+    while asker is None:
+        for page in pages:
+            if "raise:" in await enabled(page, "#actions button"):
+                asker = page
+                break
+        else:
+            await pages[0].wait_for_timeout(100)
+    await asker.locator('#actions button[data-action="raise"]').click()
+    seat = pages.index(asker)
+    runner, taker = pages[(seat + 1) % 4], pages[(seat + 3) % 4]
+    await runner.locator('#actions button[data-action="decline"]').click()
+    await expect(runner.locator("#table-root")).to_have_attribute("data-busy", "false")
+    await taker.locator('#actions button[data-action="accept"]').click()
+    await expect(runner.locator("#votes")).to_contain_text("a dupla discorda")
+    await expect(taker.locator("#votes")).to_contain_text("Você: aceitar")
+    await expect(taker.locator("#votes")).to_contain_text("(parceiro): correr")
+    # the one who voted to run changes their mind: now the team answers
+    await runner.locator('#actions button[data-action="accept"]').click()
+    await expect(asker.locator("#log")).to_contain_text("A dupla adversária aceitou")
+    await screenshot(asker, "table-2v2")
+    # a partner signal reaches the partner only
+    partner, opponent = pages[(seat + 2) % 4], runner
+    await asker.get_by_role("button", name="Tenho o zap").click()
+    await expect(partner.locator("#signal-received")).to_have_text("Parceiro: “Tenho o zap”")
+    await expect(opponent.locator("#signal-received")).to_have_text("")
 
     # everybody raises when they may and accepts every request: the stake climbs, so the
     # match is decided in a hand or two instead of a dozen
@@ -430,3 +537,51 @@ async def test_four_browsers_play_a_2v2_match_to_the_end(
     assert won[0] == won[2] and won[1] == won[3] and won[0] != won[1]
     assert all(("Derrota." in text) != w for text, w in zip(texts, won, strict=True))
     assert sum(p.raised for p in policies) >= 1
+    # everybody asks for a rematch: a new match starts at the same table
+    for page in pages:
+        await page.get_by_role("button", name="Revanche").click()
+    for page in pages:
+        await expect(page.locator("#match-over")).to_be_hidden()
+        await expect(page.locator("#scoreboard")).to_contain_text("Nós: 0")
+
+
+# --- the pages without a browser --------------------------------------------------------------
+
+
+async def test_pages_send_csp_and_refuse_foreign_redirects(
+    make_app: Callable[..., web.Application],
+    aiohttp_client: Callable[..., Awaitable[TestClient]],  # type: ignore[type-arg]
+) -> None:
+    # `make_app` first, as for the live server: the database outlives the client
+    client = await aiohttp_client(make_app())
+    response = await client.get("/")
+    assert response.status == 200
+    assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+    assert response.headers["Cache-Control"] == "no-store"
+    token = await csrf(client)
+    # a crafted `next` may not send a fresh session to another site
+    response = await client.post(
+        "/signup",
+        data={"csrf": token, "name": "jo_5", "password": PASSWORD, "password2": PASSWORD,
+              "next": "//evil.example/steal"},
+        allow_redirects=False,
+    )
+    assert response.status == 303
+    assert response.headers["Location"] == "/"
+    # a form without its CSRF token changes nothing
+    response = await client.post(
+        "/login", data={"name": "jo_5", "password": PASSWORD}, allow_redirects=False
+    )
+    assert response.status == 403
+    # a bad hand number is a clear 404 page, not a crash
+    response = await client.get("/h/0123456789abcdef/zero")
+    assert response.status == 404
+    assert "O número da mão precisa ser um inteiro positivo." in await response.text()
+    for path in ("/t/not-a-table", "/h/ABCDEF0123456789/1"):
+        response = await client.get(path)
+        assert response.status == 404
+        assert "Mesa não encontrada" in await response.text()
+    # static files are served with their type
+    response = await client.get("/static/js/fairness.js")
+    assert response.status == 200
+    assert response.content_type in ("text/javascript", "application/javascript")

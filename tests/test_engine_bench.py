@@ -11,11 +11,13 @@ from truco import MatchConfig, Phase, TeamMode, Variant
 
 
 def test_engine_bench_prints_figures_and_the_machine(capsys: pytest.CaptureFixture[str]) -> None:
-    code = bench.main(["engine", "--seconds", "0.05", "--variant", "mineiro", "--seats", "4"])
+    argv = ["engine", "--seconds", "0.1", "--rounds", "2", "--variant", "mineiro", "--seats", "4"]
+    code = bench.main(argv)
     out, err = capsys.readouterr()
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].startswith("machine: ") and lines[1].startswith("python: ")
+    assert lines[2].startswith("load average")
     row = next(line.split() for line in lines if line.startswith("mineiro"))
     assert row[1] == "4" and int(row[3]) > 0  # seats, hands played
     assert "peak memory" in lines[-1]
@@ -25,6 +27,8 @@ def test_engine_bench_prints_figures_and_the_machine(capsys: pytest.CaptureFixtu
     "argv",
     [
         ["engine", "--seconds", "0"],
+        ["engine", "--seconds", "nan"],
+        ["engine", "--rounds", "0"],
         ["engine", "--seats", "3"],
         ["engine", "--variant", "x"],
         ["x"],

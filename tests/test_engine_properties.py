@@ -231,7 +231,6 @@ def _play_match(config: MatchConfig, rng: random.Random, score: tuple[int, int])
     max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
-    derandomize=False,
 )
 @given(
     seed=st.integers(0, 2**64 - 1),

@@ -69,6 +69,8 @@ def test_play_json_for_every_card() -> None:
         {"seat": True, "do": "raise"},
         {"seat": 0, "do": "shout"},
         {"seat": 0, "do": None},
+        {"seat": 0, "do": ["play"]},
+        {"seat": 0, "do": "play", "card": ["3C"]},
         {"seat": 0, "do": "play"},
         {"seat": 0, "do": "play", "card": "8C"},
         {"seat": 0, "do": "play", "card": "3C", "covered": "yes"},

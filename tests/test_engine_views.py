@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.engine_support import begin, do, steps
 from truco import MatchState, action_to_json, hidden_cards_for, legal_actions, parse_card, view
 
@@ -113,3 +115,12 @@ def test_view_carries_state_and_legal_actions() -> None:
     assert {p["seat"] for p in seen["pending"]} == {1, 3}
     state = do(state, 1, "accept")
     assert view(state, 0)["hand"]["votes"] == {"1": "accept"}
+
+
+def test_unknown_viewers_are_refused() -> None:
+    state = begin("paulista", FOUR, vira="7C")
+    for seat in (4, -1, True):
+        with pytest.raises(ValueError):
+            view(state, seat)
+        with pytest.raises(ValueError):
+            hidden_cards_for(state, seat)

@@ -255,3 +255,17 @@ def test_canonical_json_vectors_and_rules():
 def test_version_string_is_the_published_one():
     assert SHUFFLE_VERSION == "barajamos-shuffle/v1"
     assert parse_card("3D") == CANONICAL_DECK[39]
+
+
+def test_the_stream_goes_on_past_the_precomputed_blocks():
+    # A shuffle that rejects more than 25 bytes needs a third block: no seed found does, so the
+    # stream itself is compared with the naive one far beyond two blocks.
+    import itertools
+
+    from truco.fairness import _stream
+
+    seed, message = bytes(range(32)), naive_message("deck", "t", 1, [None, None])
+    naive = NaiveStream(seed, message)
+    expected = bytes(naive.byte() for _ in range(200))
+    for eager in (0, 1, 2):
+        assert bytes(itertools.islice(_stream(seed, message, eager), 200)) == expected

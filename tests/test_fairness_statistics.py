@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import platform
 
 import pytest
 
@@ -14,6 +15,7 @@ from server.bench_fairness import (
     chi_square_p_value,
     chi_square_uniform,
     deck_statistics,
+    main,
     regularized_upper_gamma,
 )
 from truco.cards import CANONICAL_DECK, Card
@@ -93,3 +95,12 @@ def test_the_statistics_catch_modulo_bias():
 def test_hash_of_counter_seeds_are_distinct():
     assert len({bench_seed(i) for i in range(1000)}) == 1000
     assert bench_seed(0) == hashlib.sha256(b"barajamos bench seed " + bytes(8)).digest()
+
+
+def test_the_benchmark_runs_and_prints_its_figures(capsys):
+    assert main(["--decks", "300", "--speed-decks", "300", "--records", "12"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("machine: ") and platform.python_version() in out
+    assert "decks" in out and "per CPU second" in out and "df = 1521" in out
+    assert "mean fixed points" in out and "first dealer, 4 seats" in out
+    assert main(["--decks", "0"]) == 2

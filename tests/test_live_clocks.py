@@ -39,7 +39,7 @@ async def drain(client: SeatClient, react: bool = False) -> list[dict[str, Any]]
     got: list[dict[str, Any]] = []
     while True:
         try:
-            data = await client.recv(timeout=0.3)
+            data = await client.recv(timeout=0.1)
         except TimeoutError:
             return got
         got.append(data)
@@ -49,10 +49,12 @@ async def drain(client: SeatClient, react: bool = False) -> list[dict[str, Any]]
 
 async def run_clock(vclock: VirtualClock, client: SeatClient, step: float,
                     until: Callable[[], bool], limit: int = 400) -> None:
+    """Move virtual time (straight to the next timer, at most `step` at once) until `until`."""
     for _ in range(limit):
         if until():
             return
-        await vclock.advance(step)
+        due = vclock.next_deadline
+        await vclock.advance(step if due is None else min(step, max(0.0, due - vclock.now())))
         await drain(client)
     raise AssertionError("the clock ran out before the expected event")
 
@@ -80,7 +82,7 @@ async def test_absence_and_abandonment(live: Live, vclock: VirtualClock) -> None
         await drain(idle)
         dealt_at = vclock.now()
         assert seat_deadlines(idle, 0)[0] == ms(dealt_at + 20.0)
-        await run_clock(vclock, idle, 1.0, lambda: idle.over is not None)
+        await run_clock(vclock, idle, 30.0, lambda: idle.over is not None)
         assert idle.over is not None
         assert idle.over["termination"] == "abandonment"
         assert idle.over["forfeit_team"] == 0 and idle.over["winner"] == 1
@@ -124,30 +126,32 @@ async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> 
         table = await create_table(ana, "mineiro", 2, "training")
         tid = table["id"]
         seat = await connect(ana, tid, 0)
+        seat.autoplay = False
         await drain(seat)
         await ana.post(f"/api/tables/{tid}/start")
         await drain(seat, react=True)  # entropy sent: dealt at once
-        await run_clock(vclock, seat, 1.0,
+        await run_clock(vclock, seat, 30.0,
                         lambda: any(m["type"] == "absent" for m in seat.received))
         assert seat.view is not None
         while not seat.view["legal"]:
             await vclock.advance(0.5)
-            await drain(seat)
+            await drain(seat, react=True)
         # back at the table: a move of her own ends the absence
-        seat.acted_at = -1
+        seat.autoplay = True
+        acted_at = vclock.now()
+        mark = len(seat.received)
         await seat.react({"type": "update"})
+        seat.autoplay = False
         back = await seat.until("absent", react=False)
         assert back == {**back, "seat": 0, "absent": False}
-        # the next decision has the full 20 s again
-        await drain(seat)
-        before = len(seat.received)
-        await run_clock(vclock, seat, 0.5, lambda: bool(
-            [m for m in seat.received[before:] if m["type"] == "update"
-             and any(p["seat"] == 0 for p in m["pending"])]))
-        now = vclock.now()
-        latest = [p["deadline_ms"] for m in seat.received[before:] if m["type"] == "update"
-                  for p in m["pending"] if p["seat"] == 0][-1]
-        assert latest >= ms(now + 19.0)
+
+        def next_deadlines() -> list[int]:
+            return [p["deadline_ms"] for m in seat.received[mark:] if m["type"] == "update"
+                    for p in m["pending"] if p["seat"] == 0]
+
+        # her next decision has the full 20 s again, not the absent 2 s
+        await run_clock(vclock, seat, 30.0, lambda: bool(next_deadlines()))
+        assert next_deadlines()[0] >= ms(acted_at + 20.0)
     finally:
         await ana.close()
 
@@ -236,7 +240,7 @@ async def test_restart_overlapping_a_streak_is_not_penalised(
         return len([e for m in idle.received if m["type"] == "update" for e in m["events"]
                     if e.get("automatic") and e.get("seat") == 0])
 
-    await run_clock(vclock, idle, 1.0, lambda: automatic() >= 6)
+    await run_clock(vclock, idle, 30.0, lambda: automatic() >= 6)
     await ana.close()
     await olga.close()
     await first.client.close()  # a clean stop; the streak is on record
@@ -256,15 +260,15 @@ async def test_restart_overlapping_a_streak_is_not_penalised(
                         for e in m["events"] if e.get("automatic") and e.get("seat") == 0])
 
         # 3 more automatic actions make 9; the 10th deadline is reviewed, not penalised
-        await run_clock(vclock, watch, 1.0, lambda: automatic_now() >= 4)
+        await run_clock(vclock, watch, 30.0, lambda: automatic_now() >= 4)
         assert watch.over is None
-        status, body = await olga.get("/api/operator/abandonments?player=ana")
+        _, body = await olga.get("/api/operator/abandonments?player=ana")
         (entry,) = body["abandonments"]
         assert entry["consequence"] == "none_restart" and entry["restart_overlap"] is True
-        status, detail = await olga.get(f"/api/operator/abandonments/{entry['id']}")
+        _, detail = await olga.get(f"/api/operator/abandonments/{entry['id']}")
         assert "server_restart" in [i["kind"] for i in detail["evidence"]]
         # a streak that starts after the restart is penalised as usual
-        await run_clock(vclock, watch, 1.0, lambda: watch.over is not None)
+        await run_clock(vclock, watch, 30.0, lambda: watch.over is not None)
         assert watch.over is not None and watch.over["termination"] == "abandonment"
         _, body = await olga.get("/api/operator/abandonments?player=ana")
         assert [e["consequence"] for e in body["abandonments"]] == ["forfeit", "none_restart"]
@@ -272,3 +276,48 @@ async def test_restart_overlapping_a_streak_is_not_penalised(
     finally:
         await ana.close()
         await olga.close()
+
+
+async def test_team_vote_runs_out(live: Live, vclock: VirtualClock) -> None:
+    people = await players(live.base, "ana", "bia", "caio", "davi")
+    try:
+        table = await create_table(people[0], "paulista", 4, "private")
+        tid = table["id"]
+        for index, person in enumerate(people[1:], start=1):
+            await person.post(f"/api/tables/{tid}/join", {"invite": table["invite"],
+                                                           "seat": index})
+        clients = [await connect(p, tid, i) for i, p in enumerate(people)]
+        for client in clients:
+            client.autoplay = False
+        await people[0].post(f"/api/tables/{tid}/start")
+        for _ in range(2):  # entropy from all, then the deal
+            for client in clients:
+                await drain(client, react=True)
+        (mover,) = [c for c in clients if c.view and c.view["legal"]]
+        assert mover.seat is not None
+        await mover.send({"type": "action", "id": "t", "action": {"do": "raise"}})
+        for client in clients:
+            await drain(client)
+        first, second = ((mover.seat + 1) % 4, (mover.seat + 3) % 4)
+        await clients[first].send({"type": "action", "id": 1, "action": {"do": "accept"}})
+        await drain(clients[first])
+        await clients[second].send({"type": "action", "id": 2, "action": {"do": "decline"}})
+        await drain(clients[second])
+        split = clients[second].received[-2] if clients[second].received[-1]["type"] == "ack" \
+            else clients[second].received[-1]
+        assert split["type"] == "update"
+        assert {p["seat"] for p in split["view"]["pending"]} == {first, second}
+        assert all(p["team_vote"] for p in split["pending"])
+        assert split["pending"][0]["deadline_ms"] == ms(vclock.now() + 10.0)
+        await vclock.advance(10.0)
+        for client in clients:
+            await drain(client)
+        events = [e for m in clients[0].received if m["type"] == "update" for e in m["events"]]
+        assert {"type": "vote_expired", "team": first % 2} in events
+        ended = [e for e in events if e["type"] == "hand_ended"]
+        assert ended and ended[0]["winner_team"] == mover.seat % 2 and ended[0]["points"] == 1
+        # running out of time to agree is nobody's absence
+        assert not [m for m in clients[0].received if m["type"] == "absent"]
+    finally:
+        for person in people:
+            await person.close()

@@ -160,10 +160,15 @@ class SeatClient:
     over: dict[str, Any] | None = None
     acted_at: int = -1
     send_entropy: bool = True
+    autoplay: bool = True
     epoch: int | None = None
     next_id: int = 0
 
+    unanswered: dict[Any, dict[str, Any]] = field(default_factory=dict)
+
     async def send(self, message: dict[str, Any]) -> None:
+        if message.get("id") is not None:
+            self.unanswered[message["id"]] = message
         await self.ws.send_str(json.dumps(message))
 
     async def hello(self) -> None:
@@ -199,6 +204,8 @@ class SeatClient:
             self.over = data
         elif kind == "error":
             self.errors.append(data)
+        if kind in ("ack", "error") and data.get("id") is not None:
+            self.unanswered.pop(data["id"], None)
 
     async def until(self, kind: str, timeout: float = RECV_TIMEOUT,
                     react: bool = True) -> dict[str, Any]:
@@ -211,13 +218,24 @@ class SeatClient:
                 return data
 
     async def react(self, data: dict[str, Any]) -> None:
-        """What a well-behaved client does with a message: entropy, then its moves."""
-        if data["type"] == "commitment" and self.send_entropy and self.seat is not None:
+        """What a well-behaved client does with a message: entropy, then its moves; after a
+        `rate_limited` refusal it waits a little and sends again what was refused."""
+        if data["type"] == "error" and data["error"] == "rate_limited":
+            await asyncio.sleep(0.1)
+            for message in list(self.unanswered.values()):
+                await self.send(message)
+            return
+        hand = data.get("hand") if data["type"] == "snapshot" else None
+        due = (data["type"] == "commitment"
+               or (isinstance(hand, dict) and hand["phase"] == "entropy"
+                   and self.seat not in hand["entropy_from"]))
+        if due and self.send_entropy and self.seat is not None:
+            number = data["hand"] if data["type"] == "commitment" else hand["hand"]  # type: ignore[index]
             self.next_id += 1
-            await self.send({"type": "entropy", "id": f"e{self.next_id}", "hand": data["hand"],
+            await self.send({"type": "entropy", "id": f"e{self.next_id}", "hand": number,
                              "hex": secrets.token_hex(32)})
-        if data["type"] in ("update", "snapshot") and self.view and self.view.get("legal") \
-                and self.acted_at != self.last_seq:
+        if data["type"] in ("update", "snapshot") and self.autoplay and self.view \
+                and self.view.get("legal") and self.acted_at != self.last_seq:
             self.acted_at = self.last_seq
             try:
                 action = choose_action(self.view, self.rng)
@@ -228,6 +246,7 @@ class SeatClient:
 
     async def play(self, stop_after_seq: int | None = None) -> None:
         """Play with the policy until the match is over (or past a given event number)."""
+        await self.react({"type": "update"})  # a move may be due on the view already held
         while self.over is None:
             data = await self.recv()
             await self.react(data)

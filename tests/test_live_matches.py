@@ -46,6 +46,16 @@ async def _finish(owner: Player, table: dict[str, Any], clients: list[Any],
     return chain
 
 
+def _samples(text: str) -> dict[str, float]:
+    """Prometheus text format: sample name (with labels) -> value."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
 @pytest.mark.parametrize("variant", ["paulista", "mineiro", "argentino"])
 @pytest.mark.parametrize("seats", [2, 4])
 async def test_training_match_with_bots(live: Live, variant: str, seats: int) -> None:
@@ -62,6 +72,16 @@ async def test_training_match_with_bots(live: Live, variant: str, seats: int) ->
         for record in hand_records(chain):
             assert all(c is None for c in record["contributions"][1:])
             assert record["contributions"][0] is not None
+        async with live.client.session.get(live.base / "metrics") as resp:
+            metrics = _samples(await resp.text())
+        actions = sum(len(r["actions"]) for r in hand_records(chain))
+        counted = sum(v for k, v in metrics.items()
+                      if k.startswith("barajamos_actions_total{") and variant in k)
+        assert counted == actions
+        assert metrics["barajamos_action_latency_seconds_count"] == actions
+        assert metrics["barajamos_write_batch_size_count"] > 0
+        assert metrics["barajamos_live_tables"] == 0  # the match is over
+        assert metrics["barajamos_connected_players"] == 1
     finally:
         await ana.close()
 

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from truco.fairness import derive_deck, draw_first_dealer
 from truco.records import parse_record
@@ -408,3 +410,25 @@ def test_parsed_vector_record_is_a_real_hand():
     record = parse_record(load_vectors("hand.json")["record"])
     assert any(action.covered for action in record.actions)
     assert None in record.contributions
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=6)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(value=json_values, command=st.sampled_from(["hand", "chain"]))
+def test_arbitrary_json_never_crashes_the_verifier(tmp_path, capsys, value, command):
+    path = tmp_path / "fuzz.json"
+    path.write_text(json.dumps(value))
+    status = main([command, str(path)])
+    out, err = capsys.readouterr()
+    assert status == 2, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

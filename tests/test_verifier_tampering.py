@@ -324,3 +324,10 @@ def test_a_ledger_head_must_match_the_records(table):
     )
     report = check_chain([*table.records, bad], pinned=[KEY])
     assert [check.name for _, check in report.failures] == [CheckName.LEDGER]
+
+
+def test_the_first_hand_of_a_table_must_draw_its_dealer(table):
+    first = resign(table.records[0], dealer={"seat": table.records[0]["dealer"]["seat"],
+                                             "by": "rotation"})  # fmt: skip
+    report = check_hand(first, pinned=[KEY])
+    assert [check.name for _, check in report.failures] == [CheckName.DEALER]

@@ -24,8 +24,10 @@ class ActionKind(StrEnum):
     TIMEOUT = "timeout"
 
 
-ENVIDO_CALLS: frozenset[ActionKind] = frozenset(
-    {ActionKind.ENVIDO, ActionKind.REAL_ENVIDO, ActionKind.FALTA_ENVIDO}
+ENVIDO_CALLS: tuple[ActionKind, ...] = (
+    ActionKind.ENVIDO,
+    ActionKind.REAL_ENVIDO,
+    ActionKind.FALTA_ENVIDO,
 )
 
 
@@ -53,6 +55,7 @@ def action_to_json(action: Action) -> dict[str, Any]:
 
 
 _FIELDS = frozenset({"seat", "do", "card", "covered", "position"})
+_VERBS = frozenset(kind.value for kind in ActionKind)
 
 
 def action_from_json(obj: object) -> Action:
@@ -66,10 +69,9 @@ def action_from_json(obj: object) -> Action:
     if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0:
         raise ValueError(f"action seat must be a non-negative integer, not {seat!r}")
     verb = obj.get("do")
-    try:
-        kind = ActionKind(str(verb))
-    except ValueError:
-        raise ValueError(f"unknown verb {verb!r}") from None
+    if not isinstance(verb, str) or verb not in _VERBS:
+        raise ValueError(f"unknown verb {verb!r}")
+    kind = ActionKind(verb)
     card: Card | None = None
     if "card" in obj:
         card = parse_card(obj["card"])

@@ -13,6 +13,9 @@ _TANTO_VALUE = (4, 5, 6, 7, 0, 0, 0, 1, 2, 3)
 _CALL_POINTS = {ActionKind.ENVIDO: 2, ActionKind.REAL_ENVIDO: 3}
 
 Chain = tuple[ActionKind, ...]
+# bound once (Python 3.11 reads `Enum.MEMBER` through a descriptor); read on every round-1 turn
+_E, _R, _F = ActionKind.ENVIDO, ActionKind.REAL_ENVIDO, ActionKind.FALTA_ENVIDO
+_OPENING = (_E, _R, _F)
 
 
 def tanto(cards: Iterable[Card]) -> int:
@@ -33,13 +36,13 @@ def tanto(cards: Iterable[Card]) -> int:
 
 def next_calls(chain: Chain) -> tuple[ActionKind, ...]:
     """The calls that may follow `chain`: envido at most twice, real once, falta closes it."""
-    if ActionKind.FALTA_ENVIDO in chain:
+    if _F in chain:
         return ()
-    if ActionKind.REAL_ENVIDO in chain:
-        return (ActionKind.FALTA_ENVIDO,)
-    if chain.count(ActionKind.ENVIDO) >= 2:
-        return (ActionKind.REAL_ENVIDO, ActionKind.FALTA_ENVIDO)
-    return (ActionKind.ENVIDO, ActionKind.REAL_ENVIDO, ActionKind.FALTA_ENVIDO)
+    if _R in chain:
+        return (_F,)
+    if chain.count(_E) >= 2:
+        return (_R, _F)
+    return _OPENING
 
 
 def falta(score: tuple[int, int], target: int) -> int:
@@ -49,7 +52,7 @@ def falta(score: tuple[int, int], target: int) -> int:
 
 def accepted_points(chain: Chain, score: tuple[int, int], target: int) -> int:
     """Quiero: the sum of the calls, or the falta once falta envido is in the chain."""
-    if ActionKind.FALTA_ENVIDO in chain:
+    if _F in chain:
         return falta(score, target)
     return sum(_CALL_POINTS[call] for call in chain)
 
@@ -61,5 +64,5 @@ def declined_points(chain: Chain, score: tuple[int, int], target: int) -> int:
 
 def chain_name(chain: Chain) -> str:
     """`EER`, `ERF`, ...: the short name the rules use for a chain."""
-    letters = {ActionKind.ENVIDO: "E", ActionKind.REAL_ENVIDO: "R", ActionKind.FALTA_ENVIDO: "F"}
+    letters = {_E: "E", _R: "R", _F: "F"}
     return "".join(letters[call] for call in chain)

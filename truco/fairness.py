@@ -146,6 +146,8 @@ def check_contribution(contribution: Contribution) -> None:
 
 def _contributions_field(contributions: Sequence[Contribution], seats: int) -> bytes:
     check_seats(seats)
+    if not isinstance(contributions, (list, tuple)):
+        raise ValueError("contributions are a list: one entry (bytes, or None) per seat")
     if len(contributions) != seats:
         raise ValueError(
             f"expected one contribution (or None) per seat: {seats}, not {len(contributions)}"
@@ -166,14 +168,27 @@ def _contributions_field(contributions: Sequence[Contribution], seats: int) -> b
 _SEAT_COUNT_BYTE: Final = {seats: bytes([seats]) for seats in SEAT_COUNTS}
 
 
+def _seat_count(contributions: Sequence[Contribution]) -> int:
+    try:
+        return len(contributions)
+    except TypeError:
+        raise ValueError("contributions are a list: one entry (bytes, or None) per seat") from None
+
+
 _DECK_PREFIX: Final = _VERSION_FIELD + _length_prefixed(StreamLabel.DECK.encode("ascii"))
 _FIRST_DEALER_PREFIX: Final = _VERSION_FIELD + _length_prefixed(
     StreamLabel.FIRST_DEALER.encode("ascii")
 )
 
 
-@functools.lru_cache(maxsize=4096)
 def _table_field(table_id: str) -> bytes:
+    if not isinstance(table_id, str):
+        raise ValueError("the table id must be a string")
+    return _checked_table_field(table_id)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked_table_field(table_id: str) -> bytes:
     # Cached: a table derives thousands of decks and its id is checked and encoded once.
     return _length_prefixed(check_table_id(table_id))
 
@@ -185,7 +200,7 @@ def deck_message(table_id: str, hand_number: int, contributions: Sequence[Contri
         _DECK_PREFIX
         + _table_field(table_id)
         + _u32(hand_number)
-        + _contributions_field(contributions, len(contributions))
+        + _contributions_field(contributions, _seat_count(contributions))
     )
 
 
@@ -203,21 +218,34 @@ _BOUNDS: Final = (0, *(256 - 256 % m for m in range(1, 257)))
 _STEPS: Final = tuple((i, i + 1, _BOUNDS[i + 1]) for i in range(len(CANONICAL_DECK) - 1, 0, -1))
 
 
-def _stream(seed: bytes, message: bytes) -> Iterator[int]:
+def _stream(seed: bytes, message: bytes, eager_blocks: int) -> Iterator[int]:
     """The bytes of HMAC-SHA256(seed, message || u32(0)) || HMAC(seed, message || u32(1)) || ...
 
-    Lazy and endless; iterating over the blocks' bytes stays in C, which matters: this is the hot
-    path of every deal and every verification.
+    Endless: the first `eager_blocks` blocks are computed at once (what the caller almost always
+    reads), any further block on demand. Iterating over the bytes stays in C, which matters:
+    this is the hot path of every deal and every verification.
     """
     _check_seed(seed)
     keyed = hmac.new(seed, message, "sha256")  # the message prefix is hashed once per stream
+    eager = b"".join([_block(keyed, counter) for counter in range(eager_blocks)])
+    return itertools.chain(eager, _blocks_from(keyed, eager_blocks))
 
-    def block(counter: int) -> bytes:
-        mac = keyed.copy()
-        mac.update(_u32(counter))
-        return mac.digest()
 
-    return itertools.chain.from_iterable(map(block, itertools.count()))
+def _block(keyed: hmac.HMAC, counter: int) -> bytes:
+    mac = keyed.copy()
+    mac.update(_u32(counter))
+    return mac.digest()
+
+
+def _blocks_from(keyed: hmac.HMAC, first: int) -> Iterator[int]:
+    for counter in itertools.count(first):
+        yield from _block(keyed, counter)
+
+
+# A shuffle reads 39 accepted bytes plus the rejected ones (2.5 on average): two blocks, except
+# when more than 25 of its bytes are rejected. A first-dealer draw reads one byte.
+_SHUFFLE_BLOCKS: Final = 2
+_DRAW_BLOCKS: Final = 1
 
 
 def _redraw(
@@ -246,12 +274,13 @@ def _shuffle(
     contributions: Sequence[Contribution],
     rejections: list[Rejection] | None,
 ) -> tuple[Card, ...]:
-    stream = _stream(seed, deck_message(table_id, hand_number, contributions))
+    stream = _stream(seed, deck_message(table_id, hand_number, contributions), _SHUFFLE_BLOCKS)
     deck = list(CANONICAL_DECK)
     last = len(deck) - 1
     # zip reads one stream byte per step (in C); a rejected byte makes _redraw read more from the
     # same iterator, so the next step continues right after it.
-    for (i, modulus, bound), byte in zip(_STEPS, stream, strict=False):  # the stream is endless
+    # (no strict=: the stream is endless, and the keyword measurably slows the loop on 3.11)
+    for (i, modulus, bound), byte in zip(_STEPS, stream):  # noqa: B905
         if byte < bound:
             j = byte % modulus
         else:
@@ -282,14 +311,17 @@ def draw_first_dealer(
     seed: bytes, table_id: str, contributions: Sequence[Contribution], seats: int
 ) -> int:
     """The match's first dealer, uniform over the seats, from the first hand's committed seed."""
-    stream = _stream(seed, first_dealer_message(table_id, contributions, seats))
+    stream = _stream(seed, first_dealer_message(table_id, contributions, seats), _DRAW_BLOCKS)
     return _redraw(stream, next(stream), seats, StreamLabel.FIRST_DEALER, None, 0)
+
+
+_ALL_CARDS: Final = frozenset(CANONICAL_DECK)
 
 
 def deal_cards(deck: Sequence[Card], variant: Variant, seats: int, dealer: int) -> Deal:
     """Deal RULES.md's way: one card at a time from mano, three passes, then the vira (Paulista)."""
     check_seats(seats)
-    if len(deck) != len(CANONICAL_DECK) or len(set(deck)) != len(CANONICAL_DECK):
+    if set(deck) != _ALL_CARDS or len(deck) != len(CANONICAL_DECK):
         raise ValueError("a deck is the 40 distinct cards")
     if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < seats:
         raise ValueError(f"the dealer must be a seat 0..{seats - 1}, not {dealer!r}")

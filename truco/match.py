@@ -8,7 +8,6 @@ refused, so the two can never disagree about what is allowed.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 
 from truco import envido as envido_rules
 from truco.actions import ENVIDO_CALLS, Action, ActionKind
@@ -58,24 +57,39 @@ from truco.variants import COVERED, MatchConfig, TeamMode, VariantRules
 
 Transition = tuple[MatchState, tuple[Event, ...]]
 
+# Python 3.11 reads `Enum.MEMBER` through a descriptor (about 0.15 µs a time, measured with
+# timeit); the transitions run for every action, so they bind the members they test once, here.
+_PLAY, _RAISE, _ACCEPT, _DECLINE, _FOLD, _TIMEOUT = (
+    ActionKind.PLAY,
+    ActionKind.RAISE,
+    ActionKind.ACCEPT,
+    ActionKind.DECLINE,
+    ActionKind.FOLD,
+    ActionKind.TIMEOUT,
+)
+_IN_HAND, _MATCH_OVER, _AWAITING_DEAL = Phase.IN_HAND, Phase.MATCH_OVER, Phase.AWAITING_DEAL
+_NORMAL, _ONZE, _FERRO = HandKind.NORMAL, HandKind.ONZE, HandKind.FERRO
+_ENVIDO_REQUEST, _SPECIAL_REQUEST = RequestKind.ENVIDO, RequestKind.SPECIAL
+_FIRST = TeamMode.FIRST
+
 _MAX_SEATS = 4
 # Every action a seat can be offered, built once: legal_actions hands out these shared objects
 # instead of allocating new ones on every call (the random-playout benchmark lives on this).
 _PLAY_ACTIONS: tuple[tuple[tuple[Action, Action], ...], ...] = tuple(
     tuple(
-        (Action(seat, ActionKind.PLAY, card), Action(seat, ActionKind.PLAY, card, covered=True))
+        (Action(seat, _PLAY, card), Action(seat, _PLAY, card, covered=True))
         for card in CANONICAL_DECK
     )
     for seat in range(_MAX_SEATS)
 )
 _BLIND_ACTIONS: tuple[tuple[Action, ...], ...] = tuple(
-    tuple(Action(seat, ActionKind.PLAY, position=p) for p in range(3)) for seat in range(_MAX_SEATS)
+    tuple(Action(seat, _PLAY, position=p) for p in range(3)) for seat in range(_MAX_SEATS)
 )
 _SIMPLE_ACTIONS: tuple[dict[ActionKind, Action], ...] = tuple(
-    {kind: Action(seat, kind) for kind in ActionKind if kind is not ActionKind.PLAY}
+    {kind: Action(seat, kind) for kind in ActionKind if kind is not _PLAY}
     for seat in range(_MAX_SEATS)
 )
-_ANSWERS = (ActionKind.ACCEPT, ActionKind.DECLINE)
+_ANSWERS = (_ACCEPT, _DECLINE)
 # the shared Pending values, per seat
 _PLAY_PENDING = tuple((Pending(seat, PendingKind.PLAY),) for seat in range(_MAX_SEATS))
 _ANSWER_PENDING = tuple(Pending(seat, PendingKind.ANSWER) for seat in range(_MAX_SEATS))
@@ -94,7 +108,7 @@ def new_match(
     if _bad_int(first_dealer) or not 0 <= first_dealer < config.seats:
         raise ValueError(f"first dealer must be a seat 0..{config.seats - 1}, not {first_dealer!r}")
     if (
-        not isinstance(score, tuple | list)
+        not isinstance(score, _SEQUENCES)
         or len(score) != 2
         or any(_bad_int(points) or points < 0 for points in score)
     ):
@@ -106,10 +120,14 @@ def new_match(
         score=(score[0], score[1]),
         hand_number=0,
         dealer=first_dealer,
-        phase=Phase.AWAITING_DEAL,
+        phase=_AWAITING_DEAL,
         hand=None,
         outcome=None,
     )
+
+
+# what a deal's hands (and a score) may come as; a tuple of types, cheaper to test than `A | B`
+_SEQUENCES = (tuple, list)
 
 
 def _bad_int(value: object) -> bool:
@@ -120,12 +138,13 @@ def check_deal(config: MatchConfig, deal: Deal) -> None:
     """Raise ValueError unless `deal` is a well-formed deal for `config`."""
     if _bad_int(deal.dealer) or not 0 <= deal.dealer < config.seats:
         raise ValueError(f"dealer must be a seat 0..{config.seats - 1}, not {deal.dealer!r}")
-    if not isinstance(deal.hands, tuple | list) or len(deal.hands) != config.seats:
+    if not isinstance(deal.hands, _SEQUENCES) or len(deal.hands) != config.seats:
         raise ValueError(f"a {config.seats}-seat deal needs {config.seats} hands")
+    size = config.hand_size
     seen = 0  # bitmask of card indices: a deal is checked once per hand, so keep it cheap
     for seat, cards in enumerate(deal.hands):
-        if not isinstance(cards, tuple | list) or len(cards) != config.hand_size:
-            raise ValueError(f"seat {seat} must be dealt {config.hand_size} cards")
+        if not isinstance(cards, _SEQUENCES) or len(cards) != size:
+            raise ValueError(f"seat {seat} must be dealt {size} cards")
         for card in cards:
             if type(card) is not Card:
                 raise ValueError(f"seat {seat} was dealt {card!r}, which is not a card")
@@ -144,9 +163,9 @@ def check_deal(config: MatchConfig, deal: Deal) -> None:
 
 def start_hand(state: MatchState, deal: Deal) -> Transition:
     """Deal the next hand. The score decides whether it is a mão de onze / dez / ferro."""
-    if state.phase is Phase.MATCH_OVER:
+    if state.phase is _MATCH_OVER:
         raise IllegalAction(Reason.MATCH_OVER, "the match is over")
-    if state.phase is Phase.IN_HAND:
+    if state.phase is _IN_HAND:
         raise IllegalAction(Reason.HAND_IN_PROGRESS, "a hand is in progress")
     config = state.config
     rules = config.rules
@@ -154,14 +173,14 @@ def start_hand(state: MatchState, deal: Deal) -> Transition:
     if deal.dealer != state.next_dealer:
         raise ValueError(f"seat {state.next_dealer} deals this hand, not seat {deal.dealer}")
     seats = config.seats
-    kind = HandKind.NORMAL
+    kind = _NORMAL
     special_team: int | None = None
     if rules.special_score is not None:
         at_special = [points == rules.special_score for points in state.score]
         if all(at_special):
-            kind = HandKind.FERRO
+            kind = _FERRO
         elif any(at_special):
-            kind = HandKind.ONZE
+            kind = _ONZE
             special_team = at_special.index(True)
     mano = (deal.dealer + 1) % seats
     setup = HandSetup(
@@ -200,7 +219,7 @@ def start_hand(state: MatchState, deal: Deal) -> Transition:
         score=state.score,
         hand_number=state.hand_number + 1,
         dealer=deal.dealer,
-        phase=Phase.IN_HAND,
+        phase=_IN_HAND,
         hand=hand,
         outcome=None,
     )
@@ -217,7 +236,7 @@ def start_hand(state: MatchState, deal: Deal) -> Transition:
 
 def forfeit(state: MatchState, team: int, termination: Termination) -> MatchState:
     """End the match by abandonment (`team` abandoned; the other wins) or cancellation."""
-    if state.phase is Phase.MATCH_OVER:
+    if state.phase is _MATCH_OVER:
         raise IllegalAction(Reason.MATCH_OVER, "the match is already over")
     if _bad_int(team) or team not in (0, 1):
         raise ValueError(f"team must be 0 or 1, not {team!r}")
@@ -232,7 +251,7 @@ def forfeit(state: MatchState, team: int, termination: Termination) -> MatchStat
     hand = state.hand
     if hand is not None and hand.result is None:
         hand = evolve_hand(hand, result=HandResult(None, 0, HandEnd.ABANDONED))
-    return replace(state, phase=Phase.MATCH_OVER, hand=hand, outcome=outcome)
+    return replace(state, phase=_MATCH_OVER, hand=hand, outcome=outcome)
 
 
 # --------------------------------------------------------------------------- legality
@@ -241,11 +260,11 @@ def forfeit(state: MatchState, team: int, termination: Termination) -> MatchStat
 def legal_actions(state: MatchState, seat: int) -> tuple[Action, ...]:
     """Everything `seat` may do now (never TIMEOUT); empty when it may not act."""
     hand = state.hand
-    if hand is None or state.phase is not Phase.IN_HAND or type(seat) is not int:
+    if hand is None or state.phase is not _IN_HAND or type(seat) is not int:
         return ()
     cached = hand.legal_cache.get(seat)
     if cached is None:
-        if not 0 <= seat < hand.seats:
+        if not 0 <= seat < hand.setup.seats:
             return ()
         cached = _compute_legal(state.config.rules, hand, seat)
         hand.legal_cache[seat] = cached
@@ -266,71 +285,54 @@ def _compute_legal(rules: VariantRules, hand: HandState, seat: int) -> tuple[Act
         return tuple([simple[kind] for kind in _answers(rules, hand, request) if kind is not vote])
     if seat != hand.turn:
         return ()
+    # one's turn to play: the cards, then the calls. Written out inline: this runs for every
+    # state of every playout, and helper calls are a large part of its cost.
     used = hand.used[seat]
     setup = hand.setup
-    if setup.kind is HandKind.FERRO:
-        plays = _blind_plays(seat, used)
+    actions: list[Action]
+    if setup.kind is _FERRO:
+        blind = _BLIND_ACTIONS[seat]
+        actions = [blind[p] for p in range(len(setup.hands[seat])) if not (used >> p) & 1]
     else:
+        plays = _PLAY_ACTIONS[seat]
+        # covered cards from round 2 on (Brazilian variants)
         cover = rules.covered_cards and len(hand.rounds) > 0
-        plays = _card_plays(seat, setup.hands[seat], used, cover)
-    calls: list[Action] = []
-    if _may_raise(rules, hand, seat):
-        calls.append(simple[ActionKind.RAISE])
-    if _may_call_envido(rules, hand):
-        calls.extend(simple[kind] for kind in envido_rules.next_calls(()))
+        actions = []
+        for position, card in enumerate(setup.hands[seat]):
+            if not (used >> position) & 1:
+                pair = plays[card.index]
+                actions.append(pair[0])
+                if cover:
+                    actions.append(pair[1])
+    bet = hand.bet
+    # no raises in a mão de onze/dez or de ferro; the team that asked last waits for the others
+    if (
+        setup.kind is _NORMAL
+        and bet.level < rules.top_level
+        and (bet.raise_team is None or bet.raise_team == seat & 1)
+    ):
+        actions.append(simple[_RAISE])
+    # envido: round 1, before one's card (it is one's turn), once a hand, before any truco
+    if rules.envido and not hand.rounds and hand.envido is None and not bet.truco_called:
+        actions.extend([simple[kind] for kind in envido_rules.next_calls(())])
     if rules.fold:
-        calls.append(simple[ActionKind.FOLD])
-    return plays + tuple(calls) if calls else plays
-
-
-@lru_cache(maxsize=8192)
-def _card_plays(seat: int, cards: tuple[Card, ...], used: int, cover: bool) -> tuple[Action, ...]:
-    """The seat's unplayed cards, face up and (from round 2, Brazilian) covered."""
-    plays = _PLAY_ACTIONS[seat]
-    actions: list[Action] = []
-    for position, card in enumerate(cards):
-        if not (used >> position) & 1:
-            pair = plays[card.index]
-            actions.append(pair[0])
-            if cover:
-                actions.append(pair[1])
+        actions.append(simple[_FOLD])
     return tuple(actions)
 
 
-@lru_cache(maxsize=64)
-def _blind_plays(seat: int, used: int) -> tuple[Action, ...]:
-    """Mão de ferro: the unplayed positions."""
-    return tuple(_BLIND_ACTIONS[seat][p] for p in range(3) if not (used >> p) & 1)
-
-
 def _answers(rules: VariantRules, hand: HandState, request: RequestKind) -> tuple[ActionKind, ...]:
-    if request is RequestKind.SPECIAL:
+    if request is _SPECIAL_REQUEST:
         return _ANSWERS
-    if request is RequestKind.ENVIDO:
+    if request is _ENVIDO_REQUEST:
         assert hand.envido is not None
         return _ANSWERS + envido_rules.next_calls(hand.envido.chain)
     assert hand.truco is not None
     answers: tuple[ActionKind, ...] = _ANSWERS
     if hand.truco.level < rules.top_level:
-        answers += (ActionKind.RAISE,)
+        answers += (_RAISE,)
     if _envido_goes_first(rules, hand):
         answers += envido_rules.next_calls(())
     return answers
-
-
-def _may_raise(rules: VariantRules, hand: HandState, seat: int) -> bool:
-    # no raises in a mão de onze/dez or de ferro; the team that asked last waits for the other side
-    bet = hand.bet
-    return (
-        hand.setup.kind is HandKind.NORMAL
-        and bet.level < rules.top_level
-        and (bet.raise_team is None or bet.raise_team == seat & 1)
-    )
-
-
-def _may_call_envido(rules: VariantRules, hand: HandState) -> bool:
-    # on one's turn in round 1, before playing (it is one's turn, so one has not played yet)
-    return rules.envido and not hand.rounds and hand.envido is None and not hand.bet.truco_called
 
 
 def _envido_goes_first(rules: VariantRules, hand: HandState) -> bool:
@@ -346,26 +348,26 @@ def _refusal(state: MatchState, hand: HandState, action: Action) -> IllegalActio
     """Why `action` is not among the seat's legal actions (only called when it is not)."""
     rules = state.config.rules
     seat, kind = action.seat, action.kind
-    if kind is not ActionKind.PLAY and (
+    if kind is not _PLAY and (
         action.card is not None or action.covered or action.position is not None
     ):
         return IllegalAction(Reason.BAD_ACTION, f"{kind.value} takes no card or position")
-    if (kind in ENVIDO_CALLS and not rules.envido) or (kind is ActionKind.FOLD and not rules.fold):
+    if (kind in ENVIDO_CALLS and not rules.envido) or (kind is _FOLD and not rules.fold):
         return IllegalAction(Reason.WRONG_VARIANT, f"{rules.variant.value} has no {kind.value}")
-    if kind is ActionKind.PLAY and action.covered and not rules.covered_cards:
+    if kind is _PLAY and action.covered and not rules.covered_cards:
         return IllegalAction(Reason.WRONG_VARIANT, f"{rules.variant.value} has no covered cards")
     if not hand.in_hand(seat):
         return IllegalAction(Reason.FOLDED, f"seat {seat} went to the mazo")
     request = hand.request
     if request is not None:
         team = hand.answering_team
-        if seat & 1 != team or kind in (ActionKind.PLAY, ActionKind.FOLD):
+        if seat & 1 != team or kind in (_PLAY, _FOLD):
             return IllegalAction(
                 Reason.ANSWER_PENDING, f"waiting for team {team} to answer the {request.value}"
             )
         if hand.votes[seat] is kind:
             return IllegalAction(Reason.ALREADY_VOTED, f"seat {seat} already voted {kind.value}")
-        if kind is ActionKind.RAISE:
+        if kind is _RAISE:
             return IllegalAction(Reason.RAISE_NOT_ALLOWED, f"no raise in answer to this {request}")
         if kind in ENVIDO_CALLS:
             return IllegalAction(Reason.ENVIDO_NOT_ALLOWED, f"{kind.value} is not open now")
@@ -373,13 +375,13 @@ def _refusal(state: MatchState, hand: HandState, action: Action) -> IllegalActio
     if kind in _ANSWERS:
         return IllegalAction(Reason.NOTHING_TO_ANSWER, "no request is waiting for an answer")
     if seat != hand.turn:
-        if kind is ActionKind.FOLD:
+        if kind is _FOLD:
             return IllegalAction(Reason.FOLD_NOT_ALLOWED, "ir al mazo only on one's turn to play")
         return IllegalAction(Reason.NOT_YOUR_TURN, f"it is seat {hand.turn}'s turn")
-    if kind is ActionKind.PLAY:
+    if kind is _PLAY:
         return _play_refusal(rules, hand, action)
-    if kind is ActionKind.RAISE:
-        if hand.kind is not HandKind.NORMAL:
+    if kind is _RAISE:
+        if hand.kind is not _NORMAL:
             why = "no raises in this hand"
         elif hand.level >= rules.top_level:
             why = "the stake is already at the top of the ladder"
@@ -395,7 +397,7 @@ def _refusal(state: MatchState, hand: HandState, action: Action) -> IllegalActio
 
 def _play_refusal(rules: VariantRules, hand: HandState, action: Action) -> IllegalAction:
     seat = action.seat
-    if hand.kind is HandKind.FERRO:
+    if hand.kind is _FERRO:
         if action.position is None:
             return IllegalAction(
                 Reason.POSITION_REQUIRED, "in mão de ferro a card is played by position"
@@ -404,7 +406,9 @@ def _play_refusal(rules: VariantRules, hand: HandState, action: Action) -> Illeg
             return IllegalAction(Reason.COVER_NOT_ALLOWED, "no covered cards in mão de ferro")
         if action.card is not None:
             return IllegalAction(Reason.BAD_ACTION, "a blind play names a position, not a card")
-        return IllegalAction(Reason.CARD_NOT_IN_HAND, f"position {action.position} was played")
+        return IllegalAction(
+            Reason.CARD_NOT_IN_HAND, f"seat {seat} holds no card at position {action.position}"
+        )
     if action.card is None or action.position is not None:
         return IllegalAction(
             Reason.BAD_ACTION, "play a card by naming it (positions: mão de ferro)"
@@ -423,36 +427,42 @@ def _play_refusal(rules: VariantRules, hand: HandState, action: Action) -> Illeg
 def apply(state: MatchState, action: Action) -> Transition:
     """The new state and its events, or IllegalAction (a ValueError) with a stable reason."""
     hand = state.hand
-    if state.phase is not Phase.IN_HAND or hand is None:
-        if state.phase is Phase.MATCH_OVER:
+    if state.phase is not _IN_HAND or hand is None:
+        if state.phase is _MATCH_OVER:
             raise IllegalAction(Reason.MATCH_OVER, "the match is over")
         raise IllegalAction(Reason.HAND_NOT_IN_PROGRESS, "no hand is in progress")
     if type(action) is not Action or not isinstance(action.kind, ActionKind):
         raise IllegalAction(Reason.BAD_ACTION, f"not an action: {action!r}")
     seat = action.seat
-    if type(seat) is not int or not 0 <= seat < hand.seats:
+    if type(seat) is not int or not 0 <= seat < hand.setup.seats:
         raise IllegalAction(Reason.UNKNOWN_SEAT, f"no seat {seat!r} at this table")
     kind = action.kind
-    if kind is ActionKind.TIMEOUT:
+    if kind is _TIMEOUT:
         if action.card is not None or action.covered or action.position is not None:
             raise IllegalAction(Reason.BAD_ACTION, "timeout takes no card or position")
         return _timeout(state, hand, seat)
     legal = hand.legal_cache.get(seat)
     if legal is None:
         legal = legal_actions(state, seat)
-    if action not in legal:
-        raise _refusal(state, hand, action)
+    # Bots and the UI hand back the very objects legal_actions gave them: find those by identity
+    # first, since `in` would call the dataclass __eq__ on every entry before the match.
+    for offered in legal:
+        if offered is action:
+            break
+    else:
+        if action not in legal:
+            raise _refusal(state, hand, action)
     team = hand.answering_team
     if team is not None:
         return _vote(state, hand, team, seat, kind, automatic=False)
-    if kind is ActionKind.PLAY:
+    if kind is _PLAY:
         if action.position is not None:
             position = action.position
         else:
             assert action.card is not None
-            position = hand.hands[seat].index(action.card)
+            position = hand.setup.hands[seat].index(action.card)
         return _play(state, hand, seat, position, action.covered, automatic=False)
-    if kind is ActionKind.RAISE:
+    if kind is _RAISE:
         return _ask_raise(state, hand, seat)
     if kind in ENVIDO_CALLS:
         return _call_envido(state, hand, seat, kind)
@@ -497,7 +507,7 @@ def _vote(
     votes = list(hand.votes)
     votes[seat] = vote
     events: list[Event] = [VoteCast(seat, vote, automatic)]
-    if state.config.mode is TeamMode.FIRST or all(votes[s] is vote for s in hand.voters(team)):
+    if state.config.mode is _FIRST or all(votes[s] is vote for s in hand.voters(team)):
         return _team_answers(state, hand, team, seat, vote, events)
     return _with_hand(state, evolve_hand(hand, votes=tuple(votes))), (events[0],)
 
@@ -512,9 +522,9 @@ def _team_answers(
 ) -> Transition:
     rules = state.config.rules
     request = hand.request
-    cleared = (None,) * hand.seats  # a team answer closes the vote
-    if request is RequestKind.SPECIAL:
-        play = answer is ActionKind.ACCEPT
+    cleared = (None,) * hand.setup.seats  # a team answer closes the vote
+    if request is _SPECIAL_REQUEST:
+        play = answer is _ACCEPT
         events.append(SpecialHandAnswered(team, play))
         if not play:
             return _finish_hand(
@@ -523,11 +533,11 @@ def _team_answers(
         bet = evolve_bet(hand.bet, special_pending=False, stake=rules.special_value)
         hand = evolve_hand(hand, votes=cleared, bet=bet)
         return _with_hand(state, hand), tuple(events)
-    if request is RequestKind.ENVIDO:
+    if request is _ENVIDO_REQUEST:
         return _answer_envido(state, hand, team, seat, answer, events)
     truco = hand.truco
     assert truco is not None
-    if answer is ActionKind.DECLINE:
+    if answer is _DECLINE:
         events.append(RaiseDeclined(team, hand.stake))
         return _finish_hand(state, hand, truco.team, hand.stake, HandEnd.DECLINED, events)
     if answer in ENVIDO_CALLS:
@@ -540,7 +550,7 @@ def _team_answers(
     stake = rules.ladder[truco.level]
     events.append(RaiseAccepted(team, stake))
     request_next: TrucoRequest | None = None
-    if answer is ActionKind.RAISE:
+    if answer is _RAISE:
         # raising back accepts the step asked and asks the next one
         level = truco.level + 1
         request_next = TrucoRequest(seat=seat, team=team, level=level)
@@ -570,14 +580,14 @@ def _answer_envido(
     chain = current.chain
     name = envido_rules.chain_name(chain)
     target = state.config.target
-    cleared = (None,) * hand.seats
+    cleared = (None,) * hand.setup.seats
     if answer in ENVIDO_CALLS:
         chain += (answer,)
         envido = EnvidoState(chain=chain, seat=seat, team=team)
         hand = evolve_hand(hand, votes=cleared, envido=envido)
         events.append(EnvidoCalled(seat, team, answer, envido_rules.chain_name(chain)))
         return _with_hand(state, hand), tuple(events)
-    if answer is ActionKind.DECLINE:
+    if answer is _DECLINE:
         points = envido_rules.declined_points(chain, state.score, target)
         result = EnvidoResult(False, current.team, points, None, ())
         events.append(EnvidoDeclined(name, current.team, points))
@@ -599,7 +609,7 @@ def _answer_envido(
 
 
 def _from_mano(hand: HandState) -> tuple[int, ...]:
-    return tuple((hand.mano + i) % hand.seats for i in range(hand.seats))
+    return tuple((hand.mano + i) % hand.setup.seats for i in range(hand.setup.seats))
 
 
 def _score_now(
@@ -628,7 +638,7 @@ def _end_match(
         score=score,
         hand_number=state.hand_number,
         dealer=state.dealer,
-        phase=Phase.MATCH_OVER,
+        phase=_MATCH_OVER,
         hand=hand,
         outcome=outcome,
     )
@@ -647,7 +657,7 @@ def _finish_hand(
         hand,
         result=HandResult(winner, points, reason),
         bet=evolve_bet(hand.bet, truco=None, special_pending=False),
-        votes=(None,) * hand.seats,
+        votes=(None,) * hand.setup.seats,
     )
     score = state.score if winner is None else _add(state.score, winner, points)
     events.append(HandEnded(winner, points, reason.value, score))
@@ -658,7 +668,7 @@ def _finish_hand(
         score=score,
         hand_number=state.hand_number,
         dealer=state.dealer,
-        phase=Phase.AWAITING_DEAL,
+        phase=_AWAITING_DEAL,
         hand=hand,
         outcome=None,
     )
@@ -680,7 +690,16 @@ def _play(
     # without folds the round simply goes round the table
     turn = (seat + 1) % seats if not folded else _next_to_play(seats, folded, table, seat)
     hand = evolve_hand(hand, used=tuple(used), table=table, turn=turn)
-    return _with_hand(state, hand), tuple(events)
+    new_state = MatchState(
+        state.config,
+        state.score,
+        state.hand_number,
+        state.dealer,
+        state.phase,
+        hand,
+        state.outcome,
+    )
+    return new_state, (events[0],)
 
 
 def _next_to_play(seats: int, folded: int, table: tuple[Play, ...], after: int) -> int:
@@ -756,7 +775,7 @@ def _fold(state: MatchState, hand: HandState, seat: int) -> Transition:
     team = seat & 1
     folded = hand.folded | (1 << seat)
     events: list[Event] = [Folded(seat)]
-    if all((folded >> s) & 1 for s in range(team, hand.seats, 2)):
+    if all((folded >> s) & 1 for s in range(team, hand.setup.seats, 2)):
         # the whole team went: the others score the hand, plus 1 if envido was still open
         envido_open = (
             rules.envido and not hand.rounds and hand.envido is None and not hand.truco_called
@@ -765,9 +784,9 @@ def _fold(state: MatchState, hand: HandState, seat: int) -> Transition:
         hand = evolve_hand(hand, folded=folded)
         return _finish_hand(state, hand, 1 - team, points, HandEnd.FOLD, events)
     table = hand.table
-    if table and len(table) == hand.seats - folded.bit_count():
+    if table and len(table) == hand.setup.seats - folded.bit_count():
         return _end_round(state, hand, hand.used, folded, table, events)
-    turn = _next_to_play(hand.seats, folded, table, seat)
+    turn = _next_to_play(hand.setup.seats, folded, table, seat)
     return _with_hand(state, evolve_hand(hand, folded=folded, turn=turn)), tuple(events)
 
 
@@ -777,18 +796,18 @@ def _fold(state: MatchState, hand: HandState, seat: int) -> Transition:
 def pending(state: MatchState) -> tuple[Pending, ...]:
     """The decisions the server must clock now; TIMEOUT is legal exactly for these seats."""
     hand = state.hand
-    if state.phase is not Phase.IN_HAND or hand is None:
+    if state.phase is not _IN_HAND or hand is None:
         return ()
     memo = hand.pending_cache
-    if not memo:
-        memo.append(_compute_pending(hand))
-    return memo[0]
-
-
-def _compute_pending(hand: HandState) -> tuple[Pending, ...]:
+    if memo:
+        return memo[0]
     team = hand.answering_team
-    if team is None:
-        return _PLAY_PENDING[hand.turn]
+    clocked = _PLAY_PENDING[hand.turn] if team is None else _answer_pending(hand, team)
+    memo.append(clocked)
+    return clocked
+
+
+def _answer_pending(hand: HandState, team: int) -> tuple[Pending, ...]:
     voters = hand.voters(team)
     votes = hand.votes
     waiting = [_ANSWER_PENDING[s] for s in voters if votes[s] is None]
@@ -804,12 +823,12 @@ def _timeout(state: MatchState, hand: HandState, seat: int) -> Transition:
     team = hand.answering_team
     if team is not None:
         if hand.votes[seat] is None:
-            return _vote(state, hand, team, seat, ActionKind.DECLINE, automatic=True)
+            return _vote(state, hand, team, seat, _DECLINE, automatic=True)
         # the partners disagreed until the end of their 10 s: the team declines
         events: list[Event] = [VoteExpired(team)]
-        return _team_answers(state, hand, team, seat, ActionKind.DECLINE, events)
+        return _team_answers(state, hand, team, seat, _DECLINE, events)
     positions = hand.remaining(seat)
-    if hand.kind is HandKind.FERRO:
+    if hand.kind is _FERRO:
         position = positions[0]
     else:
         # the weakest card; between equals the one dealt first

@@ -17,12 +17,13 @@ from typing import Any, Final, TypeVar
 from truco.actions import Action, action_from_json, action_to_json
 from truco.cards import CANONICAL_DECK, Card, parse_card
 from truco.fairness import (
+    MAX_CONTRIBUTION_BYTES,
     MAX_HAND_NUMBER,
+    MIN_CONTRIBUTION_BYTES,
     SEED_BYTES,
     SHUFFLE_VERSION,
     Contribution,
     canonical_json,
-    check_contribution,
     check_table_id,
     commitment,
     deal_cards,
@@ -510,11 +511,9 @@ def parse_record(obj: object, *, signed: bool = True) -> HandRecord:
     committed = _hex(record["commitment"], "$.commitment", SEED_BYTES)
     contributions: list[Contribution] = []
     for seat, item in enumerate(_list(record["contributions"], "$.contributions", seats, seats)):
-        contributions.append(
-            None if item is None else _hex(item, f"$.contributions[{seat}]", 1, 256)
-        )
-    for contribution in contributions:
-        check_contribution(contribution)
+        path = f"$.contributions[{seat}]"
+        size = (MIN_CONTRIBUTION_BYTES, MAX_CONTRIBUTION_BYTES)
+        contributions.append(None if item is None else _hex(item, path, *size))
     seed = _hex(record["seed"], "$.seed", SEED_BYTES)
 
     deck_items = _list(record["deck"], "$.deck", len(CANONICAL_DECK), len(CANONICAL_DECK))

@@ -58,9 +58,11 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 def _card(value: object, where: str) -> Card:
     try:
-        return parse_card(value)  # type: ignore[arg-type]  # parse_card rejects non-strings
+        if isinstance(value, str):
+            return parse_card(value)
     except ValueError:
-        raise ScenarioError(f"unknown card {value!r} in {where}") from None
+        pass
+    raise ScenarioError(f"unknown card {value!r} in {where}")
 
 
 def parse_scenarios(data: object) -> tuple[Scenario, ...]:

@@ -1,8 +1,8 @@
 """The immutable state of a match and of the hand in progress.
 
 Every transition in `truco.match` builds new values; nothing here is edited in place. The one
-exception is `HandState.legal_cache`, a memo of `legal_actions` per seat, which is derived data
-and invisible to equality and hashing.
+exception is the memo a `HandState` keeps of its own `legal_actions` (per seat) and `pending`:
+derived data, filled on first use and invisible to equality and hashing.
 """
 
 from __future__ import annotations
@@ -56,6 +56,14 @@ class RequestKind(StrEnum):
     TRUCO = "truco"
     ENVIDO = "envido"
     SPECIAL = "special"  # play or run the mão de onze / dez
+
+
+# bound once: Python 3.11 reads `Enum.MEMBER` through a descriptor, and `request` is hot
+_ENVIDO_REQUEST, _TRUCO_REQUEST, _SPECIAL_REQUEST = (
+    RequestKind.ENVIDO,
+    RequestKind.TRUCO,
+    RequestKind.SPECIAL,
+)
 
 
 class PendingKind(StrEnum):
@@ -138,6 +146,7 @@ class HandResult:
     reason: HandEnd
 
 
+@fast_init
 @fast_init
 @dataclass(frozen=True, slots=True)
 class HandSetup:
@@ -269,11 +278,11 @@ class HandState:
         if self.result is not None:
             return None
         if self.envido is not None and self.envido.result is None:
-            return RequestKind.ENVIDO
+            return _ENVIDO_REQUEST
         if self.bet.truco is not None:
-            return RequestKind.TRUCO
+            return _TRUCO_REQUEST
         if self.bet.special_pending:
-            return RequestKind.SPECIAL
+            return _SPECIAL_REQUEST
         return None
 
     @property

@@ -135,13 +135,15 @@ class VariantRules:
     strengths: Callable[[Card | None], Strengths]
     manilhas: Callable[[Card | None], tuple[Card, ...]]
 
+    # the ladder's last step (derived from `ladder`; kept as a field, read on every turn)
+    top_level: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "top_level", len(self.ladder) - 1)
+
     @property
     def base_value(self) -> int:
         return self.ladder[0]
-
-    @property
-    def top_level(self) -> int:
-        return len(self.ladder) - 1
 
 
 RULES: dict[Variant, VariantRules] = {

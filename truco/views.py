@@ -65,7 +65,13 @@ def visible_cards(state: MatchState, seat: int | None) -> frozenset[Card]:
 
 def hidden_cards_for(state: MatchState, seat: int | None) -> frozenset[Card]:
     """Every card `seat` (None: an observer) may not see now."""
+    _check_viewer(state, seat)
     return frozenset(CANONICAL_DECK) - visible_cards(state, seat)
+
+
+def _check_viewer(state: MatchState, seat: int | None) -> None:
+    if seat is not None and (type(seat) is not int or not 0 <= seat < state.config.seats):
+        raise ValueError(f"no seat {seat!r} at this table")
 
 
 def _play_json(hand: HandState, viewer: int | None, play: Play) -> dict[str, Any]:
@@ -173,8 +179,7 @@ def _hand_json(state: MatchState, hand: HandState, viewer: int | None) -> dict[s
 def view(state: MatchState, seat: int | None) -> dict[str, Any]:
     """The JSON-ready table as `seat` sees it (None: an observer)."""
     config = state.config
-    if seat is not None and not 0 <= seat < config.seats:
-        raise ValueError(f"no seat {seat!r} at this table")
+    _check_viewer(state, seat)
     hand = state.hand
     outcome = state.outcome
     return {

@@ -38,6 +38,7 @@ from truco.records import (
     ReplayError,
     SeedAnchor,
     Signature,
+    Statement,
     key_id_for,
     parse_record,
     parse_statement,
@@ -287,6 +288,10 @@ def _hand_checks(
                     CheckName.DEALER, f"the draw gives seat {drawn}, the record has {record.dealer}"
                 )
             )
+    elif record.hand == 1:
+        checks.append(
+            _fail(CheckName.DEALER, "hand 1 of a table starts a match: its dealer must be drawn")
+        )
     else:
         checks.append(
             CheckResult(
@@ -377,7 +382,7 @@ class _Hand:
     digest: bytes
 
 
-def _statement_label(statement: SeedAnchor | LedgerHead | KeyHandover) -> str:
+def _statement_label(statement: Statement) -> str:
     if isinstance(statement, SeedAnchor):
         return f"seed anchor of table {statement.table} from hand {statement.chain_start}"
     if isinstance(statement, LedgerHead):
@@ -389,12 +394,11 @@ def check_chain(
     entries: Sequence[Mapping[str, Any]],
     *,
     pinned: Iterable[bytes] = (),
-    mine: bytes | None = None,
     where: str = "chain",
 ) -> Report:
     """Verify a table's hand records in order, with any statements among them."""
     hands: list[_Hand] = []
-    statements: list[tuple[Mapping[str, Any], SeedAnchor | LedgerHead | KeyHandover]] = []
+    statements: list[tuple[Mapping[str, Any], Statement]] = []
     for index, obj in enumerate(entries):
         entry_where = f"{where} entry {index}"
         try:
@@ -430,7 +434,7 @@ def check_chain(
 
     previous: _Hand | None = None
     for hand in hands:
-        checks = _hand_checks(hand.obj, hand.record, trust, mine)
+        checks = _hand_checks(hand.obj, hand.record, trust, None)
         checks.append(_link_check(hand, previous, table))
         checks.append(_seed_chain_check(hand.record, previous, anchors))
         checks.append(_match_check(hand.record, previous))
@@ -439,7 +443,7 @@ def check_chain(
     return Report(tuple(reports))
 
 
-def _kind_of(statement: SeedAnchor | LedgerHead | KeyHandover) -> RecordKind:
+def _kind_of(statement: Statement) -> RecordKind:
     if isinstance(statement, SeedAnchor):
         return RecordKind.SEED_ANCHOR
     if isinstance(statement, LedgerHead):
@@ -448,7 +452,7 @@ def _kind_of(statement: SeedAnchor | LedgerHead | KeyHandover) -> RecordKind:
 
 
 def _follow_handovers(
-    statements: Sequence[tuple[Mapping[str, Any], SeedAnchor | LedgerHead | KeyHandover]],
+    statements: Sequence[tuple[Mapping[str, Any], Statement]],
     trust: KeyTrust,
 ) -> None:
     # A hand-over validly signed by a trusted key trusts the new key; repeat until nothing

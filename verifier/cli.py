@@ -55,6 +55,8 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="barajamos-verify",
         description=f"Verify Barajamos deals and hand records ({SHUFFLE_VERSION}).",
+        epilog="Exit status: 0 all verified, 1 a check failed, 2 bad usage or unreadable input."
+        " The scheme: docs/FAIRNESS.md.",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -56,6 +57,12 @@ async def _json_of(actor: TableActor, user_id: int | None) -> dict[str, Any]:
     return actor.table_json(user_id)
 
 
+async def _leave(actor: TableActor, user_id: int) -> dict[str, Any]:
+    # the table as the leaver last sees it, taken in the same command (it may close)
+    await actor.leave(user_id)
+    return actor.table_json(user_id)
+
+
 # --- lobby ------------------------------------------------------------------------------------
 
 @live_errors
@@ -94,7 +101,7 @@ async def list_tables(request: web.Request) -> web.StreamResponse:
     tables: list[dict[str, Any]] = []
     for actor in list(house.tables.values()):
         try:
-            body = await actor.call(lambda actor=actor: _json_of(actor, user.id))  # type: ignore[misc]
+            body = await actor.call(partial(_json_of, actor, user.id))
         except LiveError:
             continue  # closed meanwhile
         if mine:
@@ -162,8 +169,8 @@ async def rematch(request: web.Request) -> web.StreamResponse:
 async def leave_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     actor = _actor(request)
-    await actor.call(lambda: actor.leave(user.id))
-    return web.json_response({"table": actor.table_json(user.id)})
+    body = await actor.call(partial(_leave, actor, user.id))
+    return web.json_response({"table": body})
 
 
 # --- public records ---------------------------------------------------------------------------

@@ -572,7 +572,10 @@ class TableActor:
         self._log("match_started", match=self.match_number)
         self._emit_table()
         for seat in self._human_seats():
-            if not self.connected(seat):
+            # the evidence starts with who is at the table when the match begins
+            if self.connected(seat):
+                await self._seat_event(seat, SeatEventKind.CONNECTED, {"at_start": True})
+            else:
                 self._watch_empty(seat)
         await self._begin_hand()
 
@@ -864,16 +867,18 @@ class TableActor:
                 if bot_timer is not None:
                     bot_timer.cancel()
         wanted: dict[DeadlineKey, tuple[int, PendingKind, bool]] = {}
+        # each bot with a decision, and the deadline (its own, or its team's vote) covering it
+        bots: dict[DeadlineKey, tuple[int, DeadlineKey]] = {}
         for p in pending(self.state):
-            if p.team_vote:
-                wanted.setdefault(("vote", p.seat % 2), (p.seat, p.kind, True))
-            else:
-                wanted[(p.kind.value, p.seat)] = (p.seat, p.kind, False)
+            key: DeadlineKey = (("vote", p.seat % 2) if p.team_vote else (p.kind.value, p.seat))
+            wanted.setdefault(key, (p.seat, p.kind, p.team_vote))
+            if self.seats[p.seat].bot:
+                bots[(p.kind.value, p.seat)] = (p.seat, key)
         for key in list(self.deadlines):
             if key not in wanted:
                 self.deadlines.pop(key).timer.cancel()
         for key in list(self.bot_timers):
-            if key not in wanted:
+            if key not in bots:
                 self.bot_timers.pop(key).cancel()
         for key, (seat, kind, team_vote) in wanted.items():
             if key not in self.deadlines:
@@ -887,14 +892,15 @@ class TableActor:
                 when = self.now + seconds
                 timer = self.house.clock.call_at(when, self._deadline_callback(token))
                 self.deadlines[key] = Deadline(token, seat, kind, team_vote, when, timer)
-            if self.seats[seat].bot and key not in self.bot_timers:
-                self._schedule_bot(key, seat)
+        for bot_key, (seat, key) in bots.items():
+            if bot_key not in self.bot_timers:
+                self._schedule_bot(bot_key, seat, self.deadlines[key].token)
 
     def _deadline_callback(self, token: int) -> Callable[[], None]:
         return lambda: self.post(lambda: self._on_deadline(token))
 
-    def _schedule_bot(self, key: DeadlineKey, seat: int) -> None:
-        token = self.deadlines[key].token
+    def _schedule_bot(self, key: DeadlineKey, seat: int, token: int) -> None:
+        """The bot decides after its think time (on the injected clock), if still pending."""
         think = self.house.settings.bot_think
         if think <= 0:
             self.post(lambda: self._bot_move(seat, token))

@@ -183,6 +183,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
                         break
                     conn.error(None, "rate_limited", "Too many messages; slow down.")
                     continue
+                conn.refused = 0  # only an unbroken flood gets a client closed
                 await _handle(conn, actor, msg.data)
             elif msg.type is WSMsgType.BINARY:
                 conn.error(None, "bad_message", "Send JSON text frames.")

@@ -319,8 +319,11 @@ async def list_records(
     until: datetime | None = None,
     limit: int = 50,
     before_id: int | None = None,
+    match_prefix: str | None = None,
 ) -> tuple[AbandonmentRecord, ...]:
-    """Records for the review queue or a player's page, newest first; every filter optional."""
+    """Records for the review queue or a player's page, newest first; every filter optional.
+    `match_prefix` keeps the matches whose reference starts with it and a ':' (the server names
+    its matches `<table kind>:<table id>:<match number>`, so this filters by table kind)."""
     if status is not None and not isinstance(status, RecordStatus):
         raise ReviewStoreError("bad_filter", f"Unknown status {status!r}.")
     if variant is not None and not isinstance(variant, Variant):
@@ -335,6 +338,10 @@ async def list_records(
     for bound in (since, until):
         if bound is not None:
             _aware(bound, "a time filter")
+    if match_prefix is not None and (
+        not isinstance(match_prefix, str) or not match_prefix.isalnum()
+    ):
+        raise ReviewStoreError("bad_filter", "A match prefix is letters and digits.")
     rows = await db.fetch(
         "SELECT * FROM ranked_abandonments WHERE "
         "($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR user_id = $2) "
@@ -342,10 +349,12 @@ async def list_records(
         "AND ($5::boolean IS NULL OR (appeal_text IS NOT NULL) = $5) "
         "AND ($6::timestamptz IS NULL OR abandoned_at >= $6) "
         "AND ($7::timestamptz IS NULL OR abandoned_at < $7) "
-        "AND ($8::bigint IS NULL OR id < $8) ORDER BY id DESC LIMIT $9",
+        "AND ($8::bigint IS NULL OR id < $8) "
+        "AND ($10::text IS NULL OR starts_with(match_ref, $10 || ':')) "
+        "ORDER BY id DESC LIMIT $9",
         None if status is None else status.value, user_id,
         None if variant is None else variant.value, seats, appealed, since, until,
-        before_id, limit,
+        before_id, limit, match_prefix,
     )
     return tuple(_record(r) for r in rows)
 

@@ -30,6 +30,26 @@ const API_ERRORS = {
   login_required: "Entre na sua conta primeiro.",
   csrf_failed: "Sessão expirada: recarregue a página.",
   rate_limited: "Calma: muitas mensagens seguidas.",
+  // the engine's refusals and the table protocol's (docs/ENGINE.md, docs/PROTOCOL.md)
+  not_your_turn: "Não é a sua vez.",
+  card_not_in_hand: "Essa carta não está na sua mão.",
+  raise_not_allowed: "Não dá para aumentar agora.",
+  nothing_to_answer: "Não há pedido para responder.",
+  answer_pending: "Há um pedido esperando resposta.",
+  envido_not_allowed: "Não dá para cantar envido agora.",
+  cover_not_allowed: "Não dá para cobrir carta agora.",
+  fold_not_allowed: "Só dá para ir al mazo na sua vez.",
+  hand_not_in_progress: "Nenhuma mão em jogo agora.",
+  match_over: "A partida já terminou.",
+  already_voted: "Você já votou isso.",
+  folded: "Você foi al mazo nesta mão.",
+  no_hand: "Nenhuma mão em jogo agora.",
+  wrong_seat: "Esse não é o seu lugar.",
+  entropy_closed: "A entropia desta mão não está mais sendo recebida.",
+  bad_entropy: "Entropia inválida (1 a 256 bytes).",
+  bad_signal: "Sinal desconhecido.",
+  no_partner: "Sinais só em mesas 2x2.",
+  too_large: "Mensagem grande demais.",
 };
 
 export function apiMessage(code, fallback) {

@@ -37,7 +37,7 @@ export function bytesToHex(bytes) {
 /** Lowercase hex only, two digits a byte (FAIRNESS.md 1): uppercase is refused, not folded. */
 export function hexToBytes(text) {
   if (typeof text !== "string" || text.length % 2 !== 0 || !/^[0-9a-f]*$/.test(text)) {
-    throw new UnreadableError("expected lowercase hexadecimal, two digits per byte");
+    throw new UnreadableError("esperava hexadecimal minúsculo, dois dígitos por byte");
   }
   const out = new Uint8Array(text.length / 2);
   for (let i = 0; i < out.length; i += 1) out[i] = parseInt(text.slice(2 * i, 2 * i + 2), 16);
@@ -254,7 +254,7 @@ export function dealCards(deck, variant, seats, dealer) {
 export function parseStrict(text) {
   let at = 0;
   const fail = (what) => {
-    throw new UnreadableError(`not canonical-compatible JSON at character ${at}: ${what}`);
+    throw new UnreadableError(`JSON inválido no caractere ${at}: ${what}`);
   };
   const ws = () => {
     while (at < text.length && " \t\n\r".includes(text[at])) at += 1;
@@ -272,7 +272,7 @@ export function parseStrict(text) {
         return val;
       }
     }
-    return fail(ch === undefined ? "unexpected end" : `unexpected ${JSON.stringify(ch)}`);
+    return fail(ch === undefined ? "fim inesperado" : `${JSON.stringify(ch)} inesperado`);
   };
   const object = () => {
     at += 1;
@@ -285,12 +285,12 @@ export function parseStrict(text) {
     }
     for (;;) {
       ws();
-      if (text[at] !== '"') fail("expected a key");
+      if (text[at] !== '"') fail("esperava uma chave");
       const key = string();
-      if (seen.has(key)) fail(`duplicate key ${JSON.stringify(key)}`);
+      if (seen.has(key)) fail(`chave duplicada ${JSON.stringify(key)}`);
       seen.add(key);
       ws();
-      if (text[at] !== ":") fail("expected ':'");
+      if (text[at] !== ":") fail("esperava ':'");
       at += 1;
       Object.defineProperty(out, key, { value: value(), enumerable: true, writable: true });
       ws();
@@ -300,7 +300,7 @@ export function parseStrict(text) {
         at += 1;
         return out;
       } else {
-        fail("expected ',' or '}'");
+        fail("esperava ',' ou '}'");
       }
     }
   };
@@ -321,29 +321,29 @@ export function parseStrict(text) {
         at += 1;
         return out;
       } else {
-        fail("expected ',' or ']'");
+        fail("esperava ',' ou ']'");
       }
     }
   };
   const string = () => {
     const m = /^"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/.exec(text.slice(at));
-    if (!m) fail("bad string");
+    if (!m) fail("texto mal formado");
     at += m[0].length;
     return JSON.parse(m[0]);
   };
   const number = () => {
     const m = /^-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(at));
-    if (!m) fail("bad number");
-    if (m[1] !== undefined || m[2] !== undefined) fail("only integers are allowed");
-    if (m[0] === "-0") fail("minus zero is not allowed");
+    if (!m) fail("número mal formado");
+    if (m[1] !== undefined || m[2] !== undefined) fail("só números inteiros são permitidos (sem fração nem expoente)");
+    if (m[0] === "-0") fail("menos zero não é permitido");
     const n = Number(m[0]);
-    if (!Number.isSafeInteger(n)) fail("integer beyond 2^53 - 1");
+    if (!Number.isSafeInteger(n)) fail("inteiro além de 2^53 - 1");
     at += m[0].length;
     return n;
   };
   const result = value();
   ws();
-  if (at !== text.length) fail("trailing characters");
+  if (at !== text.length) fail("há caracteres depois do fim");
   return result;
 }
 
@@ -353,25 +353,25 @@ export function canonicalJSON(value) {
     if (v === null || typeof v === "boolean") return JSON.stringify(v);
     if (typeof v === "number") {
       if (!Number.isSafeInteger(v) || Object.is(v, -0)) {
-        throw new UnreadableError(`${v} is not an integer canonical JSON can hold`);
+        throw new UnreadableError(`${v} não é um inteiro que o JSON canônico aceite`);
       }
       return String(v);
     }
     if (typeof v === "string") {
-      if (!v.isWellFormed()) throw new UnreadableError("unpaired surrogate in a string");
+      if (!v.isWellFormed()) throw new UnreadableError("texto com surrogate sem par");
       return JSON.stringify(v);
     }
     if (Array.isArray(v)) return `[${v.map(walk).join(",")}]`;
     if (typeof v === "object") {
       const keys = Object.keys(v);
       for (const k of keys) {
-        if (!/^[\x00-\x7f]*$/.test(k)) throw new UnreadableError(`object key ${k} is not ASCII`);
+        if (!/^[\x00-\x7f]*$/.test(k)) throw new UnreadableError(`a chave ${k} não é ASCII`);
       }
       // ASCII keys: sorting UTF-16 code units is sorting bytes
       keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       return `{${keys.map((k) => `${JSON.stringify(k)}:${walk(v[k])}`).join(",")}}`;
     }
-    throw new UnreadableError(`${typeof v} is not allowed in canonical JSON`);
+    throw new UnreadableError(`${typeof v} não é permitido no JSON canônico`);
   };
   return utf8(walk(value));
 }
@@ -392,12 +392,12 @@ function isCard(v) {
 
 function hexOf(v, path, low, high = low) {
   if (typeof v !== "string" || !/^[0-9a-f]*$/.test(v) || v.length % 2 !== 0) {
-    throw new UnreadableError(`${path}: expected lowercase hexadecimal, two digits per byte`);
+    throw new UnreadableError(`${path}: esperava hexadecimal minúsculo, dois dígitos por byte`);
   }
   const size = v.length / 2;
   if (size < low || size > high) {
     const want = low === high ? `${low}` : `${low}..${high}`;
-    throw new UnreadableError(`${path}: expected ${want} bytes, got ${size}`);
+    throw new UnreadableError(`${path}: esperava ${want} bytes, veio ${size}`);
   }
   return hexToBytes(v);
 }
@@ -407,62 +407,62 @@ export function checkStructure(record) {
   const need = (ok, path, what) => {
     if (!ok) throw new UnreadableError(`${path}: ${what}`);
   };
-  need(record !== null && typeof record === "object" && !Array.isArray(record), "$", "expected an object");
-  need(record.version === VERSION, "$.version", `unknown version (this verifier knows ${VERSION})`);
-  need(record.kind === "hand", "$.kind", "expected 'hand'");
+  need(record !== null && typeof record === "object" && !Array.isArray(record), "$", "esperava um objeto");
+  need(record.version === VERSION, "$.version", `versão desconhecida (este verificador conhece ${VERSION})`);
+  need(record.kind === "hand", "$.kind", "esperava 'hand' (um registro de mão)");
   const keys = Object.keys(record);
   const missing = HAND_FIELDS.filter((k) => !keys.includes(k));
-  need(missing.length === 0, "$", `missing field(s): ${missing.join(", ")}`);
+  need(missing.length === 0, "$", `campo(s) faltando: ${missing.join(", ")}`);
   const unknown = keys.filter((k) => !HAND_FIELDS.includes(k));
-  need(unknown.length === 0, "$", `unknown field(s): ${unknown.join(", ")}`);
+  need(unknown.length === 0, "$", `campo(s) desconhecido(s): ${unknown.join(", ")}`);
   const r = record;
   need(typeof r.table === "string" && utf8(r.table).length >= 1 && utf8(r.table).length <= MAX_TABLE_BYTES
-    && !/[\u0000-\u001f\u007f]/.test(r.table), "$.table", "expected a table id of 1..128 UTF-8 bytes");
-  need(isInt(r.hand, 1, MAX_HAND), "$.hand", "expected an integer in 1..2^32-1");
-  need(isInt(r.chain_start, 1, r.hand), "$.chain_start", "expected an integer in 1..hand");
-  need(VARIANTS.includes(r.variant), "$.variant", "expected paulista, mineiro or argentino");
-  need(r.seats === 2 || r.seats === 4, "$.seats", "expected 2 or 4");
-  need(r.mode === "vote" || r.mode === "first", "$.mode", "expected 'vote' or 'first'");
+    && !/[\u0000-\u001f\u007f]/.test(r.table), "$.table", "esperava um id de mesa de 1 a 128 bytes UTF-8, sem caracteres de controle");
+  need(isInt(r.hand, 1, MAX_HAND), "$.hand", "esperava um inteiro de 1 a 2^32-1");
+  need(isInt(r.chain_start, 1, r.hand), "$.chain_start", "esperava um inteiro de 1 até o número da mão");
+  need(VARIANTS.includes(r.variant), "$.variant", "esperava paulista, mineiro ou argentino");
+  need(r.seats === 2 || r.seats === 4, "$.seats", "esperava 2 ou 4");
+  need(r.mode === "vote" || r.mode === "first", "$.mode", "esperava 'vote' ou 'first'");
   const d = r.dealer;
   need(d !== null && typeof d === "object" && !Array.isArray(d)
-    && Object.keys(d).sort().join(",") === "by,seat", "$.dealer", "expected {seat, by}");
-  need(isInt(d.seat, 0, r.seats - 1), "$.dealer.seat", "expected a seat number");
-  need(d.by === "draw" || d.by === "rotation", "$.dealer.by", "expected 'draw' or 'rotation'");
+    && Object.keys(d).sort().join(",") === "by,seat", "$.dealer", "esperava {seat, by}");
+  need(isInt(d.seat, 0, r.seats - 1), "$.dealer.seat", "esperava o número de um lugar");
+  need(d.by === "draw" || d.by === "rotation", "$.dealer.by", "esperava 'draw' ou 'rotation'");
   for (const key of ["score_before", "score_after"]) {
     const s = r[key];
     need(Array.isArray(s) && s.length === 2 && s.every((x) => isInt(x, 0, MAX_SCORE)),
-      `$.${key}`, "expected [team0, team1], integers 0..9999");
+      `$.${key}`, "esperava [dupla0, dupla1], inteiros de 0 a 9999");
   }
   need(d.by !== "draw" || (r.score_before[0] === 0 && r.score_before[1] === 0),
-    "$.score_before", "a match's first hand (dealer drawn) starts at [0, 0]");
+    "$.score_before", "a primeira mão de uma partida (quem dá sorteado) começa em [0, 0]");
   hexOf(r.commitment, "$.commitment", 32);
   need(Array.isArray(r.contributions) && r.contributions.length === r.seats,
-    "$.contributions", `expected ${r.seats} entries`);
+    "$.contributions", `esperava ${r.seats} entradas`);
   r.contributions.forEach((c, i) => {
     if (c !== null) hexOf(c, `$.contributions[${i}]`, 1, MAX_CONTRIBUTION);
   });
   hexOf(r.seed, "$.seed", 32);
-  need(Array.isArray(r.deck) && r.deck.length === 40 && r.deck.every(isCard), "$.deck", "expected 40 cards");
+  need(Array.isArray(r.deck) && r.deck.length === 40 && r.deck.every(isCard), "$.deck", "esperava as 40 cartas");
   const deal = r.deal;
   need(deal !== null && typeof deal === "object" && !Array.isArray(deal)
-    && Object.keys(deal).sort().join(",") === "hands,vira", "$.deal", "expected {hands, vira}");
+    && Object.keys(deal).sort().join(",") === "hands,vira", "$.deal", "esperava {hands, vira}");
   need(Array.isArray(deal.hands) && deal.hands.length === r.seats
     && deal.hands.every((h) => Array.isArray(h) && h.length === 3 && h.every(isCard)),
-    "$.deal.hands", `expected ${r.seats} hands of 3 cards`);
+    "$.deal.hands", `esperava ${r.seats} mãos de 3 cartas`);
   need(r.variant === "paulista" ? isCard(deal.vira) : deal.vira === null, "$.deal.vira",
-    r.variant === "paulista" ? "expected a card" : `${r.variant} has no vira: expected null`);
+    r.variant === "paulista" ? "esperava uma carta" : `${r.variant} não tem vira: esperava null`);
   need(Array.isArray(r.actions) && r.actions.length <= MAX_ACTIONS, "$.actions",
-    `expected a list of at most ${MAX_ACTIONS} actions`);
+    `esperava uma lista de no máximo ${MAX_ACTIONS} ações`);
   r.actions.forEach((a, i) => {
     need(a !== null && typeof a === "object" && !Array.isArray(a) && isInt(a.seat, 0, r.seats - 1)
-      && typeof a.do === "string", `$.actions[${i}]`, "expected {seat, do, ...}");
+      && typeof a.do === "string", `$.actions[${i}]`, "esperava {seat, do, ...}");
   });
   need(["completed", "abandonment", "cancelled"].includes(r.end), "$.end",
-    "expected completed, abandonment or cancelled");
-  need(r.forfeit_team === null || isInt(r.forfeit_team, 0, 1), "$.forfeit_team", "expected 0, 1 or null");
+    "esperava completed, abandonment ou cancelled");
+  need(r.forfeit_team === null || isInt(r.forfeit_team, 0, 1), "$.forfeit_team", "esperava 0, 1 ou null");
   need((r.end === "abandonment") === (r.forfeit_team !== null), "$.forfeit_team",
-    "names the abandoning team exactly when end is 'abandonment'");
-  need(r.match_winner === null || isInt(r.match_winner, 0, 1), "$.match_winner", "expected 0, 1 or null");
+    "nomeia a dupla que abandonou exatamente quando end é 'abandonment'");
+  need(r.match_winner === null || isInt(r.match_winner, 0, 1), "$.match_winner", "esperava 0, 1 ou null");
   hexOf(r.prev, "$.prev", 32);
   hexOf(r.key_id, "$.key_id", 8);
   hexOf(r.public_key, "$.public_key", 32);
@@ -474,6 +474,22 @@ export function signedBytes(record) {
   const copy = { ...record };
   delete copy.signature;
   return canonicalJSON(copy);
+}
+
+/**
+ * The Ed25519 signature of a signed record or statement (section 8): true / false, or null when
+ * the browser cannot check Ed25519. False also when `key_id` is not the id of `public_key`.
+ */
+export async function verifySignature(obj) {
+  try {
+    const publicKey = hexOf(obj.public_key, "$.public_key", 32);
+    const signature = hexOf(obj.signature, "$.signature", 64);
+    if (await keyIdFor(publicKey) !== obj.key_id) return false;
+    return await ed25519Verify(publicKey, signature, signedBytes(obj));
+  } catch (err) {
+    if (err instanceof UnreadableError) return false;
+    throw err;
+  }
 }
 
 /** SHA-256 of the whole record's canonical bytes: what the table's next record names in `prev`. */
@@ -504,7 +520,7 @@ export async function verifyHandRecord(input, { pinnedKey = null, mine = null } 
     }
     throw err;
   }
-  const checks = [{ name: "structure", status: "pass", detail: "every field present, well typed, version " + VERSION }];
+  const checks = [{ name: "structure", status: "pass", detail: `todos os campos presentes e bem formados, versão ${VERSION}` }];
   const add = (name, ok, passDetail, failDetail) =>
     checks.push({ name, status: ok ? "pass" : "fail", detail: ok ? passDetail : failDetail });
 
@@ -512,44 +528,44 @@ export async function verifyHandRecord(input, { pinnedKey = null, mine = null } 
   const publicKey = hexToBytes(record.public_key);
   const keyId = await keyIdFor(publicKey);
   if (keyId !== record.key_id) {
-    add("key", false, "", `key_id ${record.key_id} is not the id of the public key (${keyId})`);
+    add("key", false, "", `key_id ${record.key_id} não é o id da chave pública (${keyId})`);
   } else if (pinnedKey === null) {
-    checks.push({ name: "key", status: "warn", detail: `key not pinned: using the record's own key ${keyId}` });
+    checks.push({ name: "key", status: "warn", detail: `chave não fixada: usando a chave do próprio registro, ${keyId}` });
   } else {
-    add("key", pinnedKey === record.public_key, `signed by the pinned house key ${keyId}`,
-      `signed by ${keyId}, not by the pinned house key`);
+    add("key", pinnedKey === record.public_key, `assinado pela chave fixada da casa, ${keyId}`,
+      `assinado por ${keyId}, não pela chave fixada da casa`);
   }
 
   // 3. signature
   const verdict = await ed25519Verify(publicKey, hexToBytes(record.signature), signedBytes(record));
   if (verdict === null) {
     checks.push({ name: "signature", status: "skip",
-      detail: "this browser has no Ed25519 in WebCrypto: the signature is checked by the CLI" });
+      detail: "este navegador não tem Ed25519 no WebCrypto: a assinatura é conferida pela linha de comando" });
   } else {
-    add("signature", verdict, "the Ed25519 signature verifies over the record",
-      "the Ed25519 signature does not verify: the record was changed after signing");
+    add("signature", verdict, "a assinatura Ed25519 confere com o registro",
+      "a assinatura Ed25519 não confere: o registro foi alterado depois de assinado");
   }
 
   // 4. commitment
   const seed = hexToBytes(record.seed);
   const committed = bytesToHex(await sha256(seed));
-  add("commitment", committed === record.commitment, "SHA-256(seed) equals the commitment",
-    `SHA-256(seed) is ${committed}, the commitment says ${record.commitment}`);
+  add("commitment", committed === record.commitment, "SHA-256(semente) é igual ao compromisso",
+    `SHA-256(semente) dá ${committed}, o compromisso diz ${record.commitment}`);
 
   // 5. deck
   const contributions = contributionBytes(record);
   const trace = await shuffleTrace(seed, record.table, record.hand, contributions);
   const deckDiff = trace.deck.findIndex((card, i) => card !== record.deck[i]);
-  add("deck", deckDiff === -1, `the deck rebuilt from seed and contributions matches (${trace.bytesRead} stream bytes, ${trace.rejected.length} rejected)`,
-    `the rebuilt deck differs at position ${deckDiff}: ${trace.deck[deckDiff]} rebuilt, ${record.deck[deckDiff]} recorded`);
+  add("deck", deckDiff === -1, `o baralho refeito da semente e das contribuições confere (${trace.bytesRead} bytes lidos do fluxo, ${trace.rejected.length} rejeitados)`,
+    `o baralho refeito difere na posição ${deckDiff + 1}: ${trace.deck[deckDiff]} refeito, ${record.deck[deckDiff]} no registro`);
 
   // 6. dealer
   if (record.dealer.by === "draw") {
     const drawn = await drawFirstDealer(seed, record.table, contributions);
-    add("dealer", drawn === record.dealer.seat, `the first-dealer draw gives seat ${drawn}`,
-      `the first-dealer draw gives seat ${drawn}, the record says ${record.dealer.seat}`);
+    add("dealer", drawn === record.dealer.seat, `o sorteio de quem dá resulta no lugar ${drawn + 1}`,
+      `o sorteio de quem dá resulta no lugar ${drawn + 1}, o registro diz ${record.dealer.seat + 1}`);
   } else {
-    checks.push({ name: "dealer", status: "pass", detail: "dealer by rotation (checked along the chain)" });
+    checks.push({ name: "dealer", status: "pass", detail: "quem dá por rodízio (conferido ao longo da cadeia)" });
   }
 
   // 7. deal
@@ -557,17 +573,17 @@ export async function verifyHandRecord(input, { pinnedKey = null, mine = null } 
   const sameCards = (a, b) => a.length === b.length && a.every((card, i) => card === b[i]);
   const dealOk = deal.vira === record.deal.vira
     && deal.hands.every((cards, seat) => sameCards(cards, record.deal.hands[seat]));
-  add("deal", dealOk, "dealing the rebuilt deck gives exactly the recorded hands" + (deal.vira ? " and vira" : ""),
-    "the recorded hands or vira are not what the rebuilt deck deals");
+  add("deal", dealOk, "distribuir o baralho refeito dá exatamente as mãos" + (deal.vira ? " e a vira" : "") + " do registro",
+    "as mãos ou a vira do registro não são o que o baralho refeito distribui");
 
   // 8. replay: rules replay needs the engine
-  checks.push({ name: "replay", status: "skip", detail: "the rules replay runs in the CLI (barajamos-verify hand)" });
+  checks.push({ name: "replay", status: "skip", detail: "o replay das jogadas pelas regras roda na linha de comando (barajamos-verify hand)" });
 
   // 9. mine
   if (mine !== null) {
     const seat = record.contributions.indexOf(mine);
-    add("mine", seat !== -1, `my contribution is in the record, at seat ${seat}`,
-      "my contribution is not in the record");
+    add("mine", seat !== -1, `a minha contribuição está no registro, no lugar ${seat + 1}`,
+      "a minha contribuição não está no registro");
   }
   return { readable: true, error: null, checks, record, deck: trace.deck, deal, rejected: trace.rejected };
 }

@@ -60,7 +60,10 @@ function renderDetails(result, text, mine, recordUrl) {
   if (deal.vira) rows.push(el("p", { class: "deal-row" }, "Vira: ", cardFace(deal.vira, v)));
   $("rec-deal").replaceChildren(...rows);
   const source = recordUrl ? `${window.location.origin}${recordUrl}` : `${r.table}-${r.hand}.json`;
-  $("cli-command").textContent = `barajamos-verify hand ${source} --key ${r.public_key}`;
+  // pin the house's published key, never the record's own (a forged record carries its forger's)
+  $("cli-command").textContent = houseKey
+    ? `barajamos-verify hand ${source} --key ${houseKey}`
+    : `barajamos-verify hand ${source}   # sem --key: fixe a chave publicada pela casa`;
   if (downloadUrl) URL.revokeObjectURL(downloadUrl);
   downloadUrl = URL.createObjectURL(new Blob([text], { type: "application/json" }));
   const link = $("download");
@@ -89,7 +92,9 @@ async function check(text, { pinned, mine, recordUrl }) {
   if (failed.length) {
     setVerdict("fail", `FALHOU: ${failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ")}. Este registro não é o que a casa assinou, ou o baralho não saiu da semente comprometida.`);
   } else {
-    setVerdict("ok", "Verificado: a semente confere com o compromisso, e o baralho e a distribuição saem dela e das contribuições dos jogadores.");
+    const unsigned = result.checks.some((c) => c.name === "signature" && c.status === "skip");
+    setVerdict("ok", "Verificado: a semente confere com o compromisso, e o baralho e a distribuição saem dela e das contribuições dos jogadores."
+      + (unsigned ? " A assinatura não pôde ser conferida neste navegador: use a linha de comando abaixo." : ""));
   }
 }
 

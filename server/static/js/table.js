@@ -8,7 +8,7 @@ import {
   api, apiMessage, cardFace, cardLabel, el, KIND_NAME, myContribution, rememberContribution,
   rememberPlayedHand, VARIANT_NAME,
 } from "./common.js";
-import { bytesToHex } from "./fairness.js";
+import { bytesToHex, verifyHandRecord, verifySignature } from "./fairness.js";
 
 const root = document.getElementById("table-root");
 const tableId = root.dataset.tableId;
@@ -39,6 +39,7 @@ const TERMINATIONS = {
   target: "chegou ao placar final",
   abandonment: "abandono (ações automáticas demais ou saída no meio da partida)",
   cancelled: "partida cancelada: ninguém ganha",
+  closed: "a mesa foi fechada",
 };
 const RECONNECT_MAX_MS = 5000;
 
@@ -58,7 +59,12 @@ const state = {
   inFlight: null, // id of the action we wait an answer for
   reconnectDelay: 250,
   summaryHand: null,
+  matchOver: null, // the latest match_over, with the table's match number it ended
   records: new Map(), // hand number -> record url
+  seeds: new Map(), // hand number -> revealed seed (hex), from records checked in this page
+  recordChecks: new Map(), // hand number -> the promise of its record's check
+  chainCheck: null, // {hand, state: ok|fail|unknown, text}: the latest commitment's check
+  lastCheck: null, // {hand, state, text}: the latest finished hand verified in this page
 };
 
 // --- connection -------------------------------------------------------------------------------
@@ -89,12 +95,13 @@ function connect() {
     }
     handle(message);
   });
-  socket.addEventListener("close", (event) => {
+  socket.addEventListener("close", () => {
     if (state.socket !== socket) return;
     state.connected = false;
     state.inFlight = null;
-    if (event.code === 4404 || event.code === 4403) {
-      setConn("closed", "Sem acesso a esta mesa.");
+    if (!state.table) {
+      // never welcomed: ask the lobby why (an unknown table, or a private one without invite)
+      explainRefusal();
       return;
     }
     setConn("reconnecting", "Conexão perdida: reconectando…");
@@ -102,6 +109,22 @@ function connect() {
     setTimeout(connect, state.reconnectDelay);
     state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
   });
+}
+
+async function explainRefusal() {
+  try {
+    await api("GET", `/api/tables/${tableId}`);
+  } catch (err) {
+    if (err.status === 404 || err.status === 403 || err.status === 401) {
+      setConn("closed", "Sem acesso");
+      showError(invite ? "Não foi possível abrir esta mesa: o link de convite está errado ou a mesa não existe mais."
+        : err.message, { sticky: true });
+      return;
+    }
+  }
+  setConn("reconnecting", "Sem conexão: tentando de novo…");
+  setTimeout(connect, state.reconnectDelay);
+  state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
 }
 
 function send(message) {
@@ -147,7 +170,10 @@ function handle(message) {
       state.absent = new Set(message.absent ?? []);
       state.offsetMs = message.server_time_ms - Date.now();
       state.inFlight = null;
-      if (state.view?.hand?.result) showSummary(state.view, null);
+      if (state.view?.hand?.result && state.handInfo) {
+        // while the next hand collects entropy, the view still shows the finished one before it
+        showSummary(state.view, state.handInfo.hand - (state.handInfo.phase === "entropy" ? 1 : 0));
+      }
       maybeSendEntropy();
       break;
     case "table":
@@ -155,6 +181,7 @@ function handle(message) {
       state.table = { ...message.table, you: state.seat, invite: message.table.invite ?? state.table?.invite ?? null };
       break;
     case "commitment":
+      checkCommitment(message);
       state.handInfo = {
         hand: message.hand, phase: "entropy", commitment: message.commitment,
         chain_start: message.chain_start, entropy_deadline_ms: message.entropy_deadline_ms, entropy_from: [],
@@ -181,11 +208,12 @@ function handle(message) {
       break;
     case "hand_record":
       state.records.set(message.hand, message.url);
+      state.recordChecks.set(message.hand, checkRecord(message.hand, message.url));
       rememberPlayedHand({ table: tableId, hand: message.hand, variant: state.table?.variant, seat: state.seat, at: Date.now() });
       log(`O registro assinado da mão ${message.hand} está público.`);
       break;
     case "match_over":
-      showMatchOver(message);
+      state.matchOver = { ...message, match: state.table?.match ?? null };
       break;
     case "ack":
       if (message.id === state.inFlight) state.inFlight = null;
@@ -209,12 +237,85 @@ function maybeSendEntropy() {
   if ((info.entropy_from ?? []).includes(state.seat)) return;
   let hex = myContribution(tableId, info.hand);
   if (!hex) {
-    const phrase = $("entropy-phrase").value;
-    const bytes = phrase ? new TextEncoder().encode(phrase) : crypto.getRandomValues(new Uint8Array(32));
-    hex = bytesToHex(bytes.slice(0, 256));
+    const phrase = phraseBytes();
+    // the phrase exactly as typed (UTF-8, no normalisation), else 32 bytes from the CSPRNG
+    const bytes = phrase ?? crypto.getRandomValues(new Uint8Array(32));
+    hex = bytesToHex(bytes);
     rememberContribution(tableId, info.hand, hex);
   }
   send({ type: "entropy", id: `e${info.hand}`, hand: info.hand, hex });
+}
+
+const MAX_PHRASE_BYTES = 256;
+
+/** The typed phrase's bytes, or null for none (or one too long, which the form points out). */
+function phraseBytes() {
+  const input = $("entropy-phrase");
+  const bytes = new TextEncoder().encode(input.value);
+  if (bytes.length === 0 || bytes.length > MAX_PHRASE_BYTES) return null;
+  return bytes;
+}
+
+$("entropy-phrase").addEventListener("input", () => {
+  const input = $("entropy-phrase");
+  const size = new TextEncoder().encode(input.value).length;
+  const tooLong = size > MAX_PHRASE_BYTES;
+  input.setAttribute("aria-invalid", String(tooLong));
+  $("entropy-phrase-error").hidden = !tooLong;
+  $("entropy-phrase-error").textContent = tooLong
+    ? `A frase tem ${size} bytes; o máximo é ${MAX_PHRASE_BYTES}. Sem correção, o navegador usa entropia aleatória.`
+    : "";
+});
+
+// --- fairness, checked live -------------------------------------------------------------------
+
+/**
+ * A hand's commitment must be the seed the previous hand revealed (FAIRNESS.md 3), or, when it
+ * starts a new seed chain, the anchor of a statement the house signed before any entropy.
+ */
+async function checkCommitment(message) {
+  const hand = message.hand;
+  let result = { hand, state: "unknown", text: "sem a mão anterior para comparar (aberta no meio da partida)" };
+  if (message.anchor) {
+    const signed = await verifySignature(message.anchor);
+    const matches = message.anchor.anchor === message.commitment && message.anchor.chain_start === hand
+      && message.anchor.table === tableId;
+    if (signed === false || !matches) {
+      result = { hand, state: "fail", text: "a âncora da nova cadeia não confere com o compromisso ou não está assinada pela casa" };
+    } else {
+      result = { hand, state: "ok", text: `nova cadeia a partir da mão ${hand}: âncora ${signed ? "assinada pela casa" : "recebida (assinatura conferida pela linha de comando)"} e igual ao compromisso` };
+    }
+  } else if (message.chain_start === hand) {
+    result = { hand, state: "unknown", text: `nova cadeia a partir da mão ${hand}: a âncora assinada está na cadeia da mesa (/tables/${tableId}/chain)` };
+  } else if (state.recordChecks.has(hand - 1)) {
+    await state.recordChecks.get(hand - 1); // the previous record may still be on its way
+    if (state.seeds.has(hand - 1)) {
+      result = state.seeds.get(hand - 1) === message.commitment
+        ? { hand, state: "ok", text: `o compromisso da mão ${hand} é a semente revelada da mão ${hand - 1}` }
+        : { hand, state: "fail", text: `o compromisso da mão ${hand} NÃO é a semente revelada da mão ${hand - 1}` };
+    }
+  }
+  state.chainCheck = result;
+  renderFairness();
+}
+
+/** Fetch a finished hand's public record and check its deck and deal here, at once. */
+async function checkRecord(hand, url) {
+  let text;
+  try {
+    const response = await fetch(url, { headers: { Accept: "application/json" } });
+    if (!response.ok) return;
+    text = await response.text();
+  } catch {
+    return;
+  }
+  const result = await verifyHandRecord(text, { mine: myContribution(tableId, hand) });
+  if (result.readable) state.seeds.set(hand, result.record.seed);
+  const failed = result.checks.filter((c) => c.status === "fail").map((c) => c.name);
+  state.lastCheck = failed.length
+    ? { hand, state: "fail", text: `mão ${hand}: FALHOU (${failed.join(", ")})` }
+    : { hand, state: "ok", text: `mão ${hand}: semente, baralho e distribuição conferidos` };
+  renderFairness();
 }
 
 // --- actions ----------------------------------------------------------------------------------
@@ -245,12 +346,12 @@ async function lobby(path, body) {
   }
 }
 
-function showError(text) {
+function showError(text, { sticky = false } = {}) {
   const node = $("table-error");
   node.textContent = text;
   node.hidden = false;
   clearTimeout(showError.timer);
-  showError.timer = setTimeout(() => { node.hidden = true; }, 6000);
+  if (!sticky) showError.timer = setTimeout(() => { node.hidden = true; }, 6000);
 }
 
 // --- words ------------------------------------------------------------------------------------
@@ -394,7 +495,7 @@ function describeEvent(event, view, handNumber) {
 function showSummary(view, handNumber) {
   const hand = view?.hand;
   if (!hand?.result) return;
-  const number = handNumber ?? state.handInfo?.hand ?? null;
+  const number = handNumber;
   state.summaryHand = number;
   const v = view.variant;
   const body = $("summary-body");
@@ -451,7 +552,9 @@ function showMatchOver(message) {
 // --- rendering --------------------------------------------------------------------------------
 
 function secondsLeft(deadlineMs) {
-  return Math.max(0, Math.ceil((deadlineMs - (Date.now() + state.offsetMs)) / 1000));
+  // rounded, not ceiled: the offset is measured one network delay late, so a fresh 20 s clock
+  // would otherwise read 21
+  return Math.max(0, Math.round((deadlineMs - (Date.now() + state.offsetMs)) / 1000));
 }
 
 function render() {
@@ -460,18 +563,35 @@ function render() {
   const table = state.table;
   if (!table) return;
   $("table-title").textContent = `Mesa ${VARIANT_NAME[table.variant]} ${table.seats === 2 ? "1x1" : "2x2"} (${KIND_NAME[table.kind] ?? table.kind})`;
-  document.title = `${$("table-title").textContent} · Barajamos`;
+  // a player in another tab sees in the tab's title that the table waits for them
+  const myTurn = pendingFor(state.seat).length > 0;
+  document.title = `${myTurn ? "(Sua vez) " : ""}${$("table-title").textContent} · Barajamos`;
+  $("resign").hidden = table.status !== "playing" || state.seat === null || state.seat === undefined;
   renderSeating(table);
   renderBoard();
   renderFairness();
-  if (table.status === "finished") $("match-over").hidden = false;
+  renderMatchOver(table);
+  const me = state.seat !== null && state.seat !== undefined;
+  const notice = $("notice");
+  notice.hidden = !(me && state.absent.has(state.seat));
+  notice.textContent = notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas (2 s) até você jogar de novo.";
   const rematch = $("rematch");
   rematch.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
   rematch.disabled = (table.rematch ?? []).includes(state.seat);
   rematch.textContent = rematch.disabled ? "Revanche pedida: esperando os outros" : "Revanche";
-  if (table.status === "playing" || table.status === "open") {
-    if (table.status === "open") $("match-over").hidden = true;
+}
+
+function renderMatchOver(table) {
+  let over = state.matchOver && state.matchOver.match === table.match ? state.matchOver : null;
+  if (!over && (table.status === "finished" || table.status === "closed")) {
+    // a snapshot after the end (a reload): the view's outcome says how it ended
+    const outcome = state.view?.outcome;
+    over = outcome
+      ? { winner: outcome.winner, termination: outcome.termination, score: state.view.score }
+      : { winner: null, termination: "closed", score: table.score };
   }
+  $("match-over").hidden = !over;
+  if (over) showMatchOver(over);
 }
 
 function renderSeating(table) {
@@ -530,6 +650,16 @@ function renderBoard() {
   renderHands(view);
   renderActions(view);
   renderSignals();
+}
+
+/**
+ * Rebuild `node` only when what it shows changed: a keyboard player's focus stays on a button
+ * while other players' moves arrive.
+ */
+function rebuild(node, key, build) {
+  if (node.dataset.key === key) return;
+  node.dataset.key = key;
+  node.replaceChildren(...build());
 }
 
 function pendingFor(seat) {
@@ -591,7 +721,8 @@ function renderRequest(view) {
   } else if (request.kind === "envido") {
     parts.push(el("p", { class: "ask" }, `${seatName(request.seat)} cantou ${request.chain}${request.truco_waiting ? ` (o truco espera a resposta do envido)` : ""}.`));
   } else {
-    parts.push(el("p", { class: "ask" }, `${request.name}: ${teamName(request.answering_team)} decide se joga (vale ${request.value}) ou corre.`));
+    const special = request.name.charAt(0).toUpperCase() + request.name.slice(1);
+    parts.push(el("p", { class: "ask" }, `${special}: ${teamName(request.answering_team)} decide se joga (vale ${request.value}) ou corre.`));
   }
   const votes = Object.entries(hand.votes ?? {});
   if (votes.length && view.seats === 4) {
@@ -637,7 +768,8 @@ function renderHands(view) {
   const plays = legal.filter((a) => a.do === "play");
   const blind = hand?.kind === "ferro";
   $("blind-note").hidden = !blind;
-  const buttons = (me?.hand ?? []).map((slot) => {
+  const busy = state.inFlight !== null;
+  rebuild($("my-hand"), JSON.stringify([me?.hand ?? [], plays, busy, blind]), () => (me?.hand ?? []).map((slot) => {
     if (blind) {
       const action = plays.find((a) => a.position === slot.position);
       return el("button", {
@@ -658,8 +790,7 @@ function renderHands(view) {
         type: "button", class: "cover", disabled: state.inFlight !== null, dataset: { card: slot.card, action: "cover" },
         "aria-label": `Cobrir ${cardLabel(slot.card, v)} (jogar virada, não vale nada)`, onclick: () => act(covered),
       }, "Cobrir") : null);
-  });
-  $("my-hand").replaceChildren(...buttons);
+  }));
   // the team at onze / dez sees the partner's cards: the view shows them only then
   const partnerSeat = state.seat !== null && state.seat !== undefined && view.seats === 4 ? (state.seat + 2) % 4 : null;
   const partner = partnerSeat === null ? null : hand?.players?.[partnerSeat];
@@ -671,11 +802,12 @@ function renderHands(view) {
 function renderActions(view) {
   const hand = view.hand;
   const others = (view.legal ?? []).filter((a) => a.do !== "play");
-  $("actions").replaceChildren(...others.map((action) => el("button", {
+  const labels = others.map((action) => actionLabel(action, hand));
+  rebuild($("actions"), JSON.stringify([others, labels, state.inFlight !== null]), () => others.map((action, i) => el("button", {
     type: "button", class: action.do === "decline" || action.do === "fold" ? "secondary" : "",
     disabled: state.inFlight !== null, dataset: { action: action.do },
     onclick: () => act(action),
-  }, actionLabel(action, hand))));
+  }, labels[i])));
 }
 
 function renderSignals() {
@@ -695,9 +827,16 @@ function renderFairness() {
   if (!info) return;
   $("fair-hand").textContent = String(info.hand);
   $("fair-commitment").textContent = info.commitment;
-  $("fair-mine").textContent = myContribution(tableId, info.hand) ?? "(nenhuma: você está assistindo)";
+  const seated = state.seat !== null && state.seat !== undefined;
+  $("fair-mine").textContent = myContribution(tableId, info.hand)
+    ?? (seated ? "(nenhuma guardada neste navegador)" : "(nenhuma: você está assistindo)");
   const from = info.entropy_from ?? [];
   $("fair-from").textContent = from.length ? from.map((s) => seatName(s)).join(", ") : "ninguém ainda";
+  for (const [id, check] of [["fair-chain", state.chainCheck], ["fair-last", state.lastCheck]]) {
+    const node = $(id);
+    node.dataset.state = check?.state ?? "unknown";
+    node.textContent = check ? `${check.state === "ok" ? "✓ " : check.state === "fail" ? "✗ " : ""}${check.text}` : "—";
+  }
   const last = [...state.records.keys()].sort((a, b) => b - a)[0];
   if (last !== undefined) {
     $("fair-record").replaceChildren(el("a", { href: `/h/${tableId}/${last}`, id: "last-record" }, `Conferir a mão ${last} no navegador`));
@@ -712,6 +851,11 @@ setInterval(() => {
 }, 250);
 
 $("start-match").addEventListener("click", () => lobby("start"));
+$("resign").addEventListener("click", async () => {
+  // docs/PROTOCOL.md: leaving during a match is resigning, so ask first
+  if (!window.confirm("Sair agora é desistir: a sua dupla perde a partida. Sair mesmo?")) return;
+  if (await lobby("leave")) window.location.assign("/");
+});
 $("rematch").addEventListener("click", () => lobby("rematch"));
 $("leave-table").addEventListener("click", async () => {
   if (await lobby("leave")) window.location.assign("/");

@@ -1,0 +1,678 @@
+"""The ranked service of the house: the queues, the pairing loop, the arenas, and the settlement
+of finished ranked and arena matches (docs/RANKED.md, "The service").
+
+`setup(app)` registers the service; it starts and stops with the app (`cleanup_ctx`). Every
+second of the injected clock (`CLOCK`, so tests run it in virtual time) it pairs the queues
+(`matchmaking.Matchmaker`), seats the running arenas, closes the arenas whose time is up (their
+standings and podium go to `arena_results`), and hands every table it formed to the live house
+through the `TableLauncher` registered under `LAUNCHER`. Without a launcher the pairs are still
+formed and kept waiting, each player told so: no table is pretended.
+
+A ranked match is named `<table kind>:<table id>:<match number>` everywhere (chips, ratings,
+abandonment records), so the settlement of a table's match can always find its stakes. When a
+match ends the live house calls `RankedService.match_ended` (or, without the service's
+bookkeeping, the module function `settle_match`): the stake payout or refund, the Glicko-2
+update (ranked tables only) and, for an abandonment, the review record with its penalty; all in
+one transaction and idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+import asyncpg
+from aiohttp import web
+
+from server.app import CLOCK, POOL
+from server.clock import Clock, Timer
+from server.db import Conn
+from server.live.model import TableKind
+from server.ranked import arena_results, ledger, ratings, review
+from server.ranked.arena import Arena, ArenaError
+from server.ranked.matchmaking import Match, Matchmaker, QueueKey, Window
+from server.ranked.store import Db, StoreError, check_id, transaction
+from truco.outcome import Termination
+from truco.variants import Variant
+
+log = logging.getLogger("barajamos.ranked")
+
+_TABLE_ID = re.compile(r"^[0-9a-f]{16}$")
+# a duo invitation not answered within this time lapses
+INVITATION_LIFETIME = 10 * 60.0
+# an arena lasts at most a day; an operator's typo should not open a year-long event
+MAX_ARENA = 24 * 3600.0
+
+
+class RankedError(StoreError):
+    """A refused ranked request. Codes: bad_queue, bad_partner, unknown_user, already_queued,
+    not_queued, paused, insufficient_chips, bad_arena, unknown_arena, arena_closed,
+    already_joined, not_joined, bad_result."""
+
+
+class TableLauncher(Protocol):
+    """What the live house implements to open a ranked or arena table for players it did not
+    seat itself: create the table, seat `users_by_seat` (team `seat % 2`), start the match and
+    return the table id (16 lowercase hex digits). `stake` is what each player staked (0 at
+    arena tables); the service holds it in the ledger once the table id is known."""
+
+    async def launch(
+        self, kind: TableKind, variant: Variant, seats: int, users_by_seat: Sequence[int],
+        stake: int,
+    ) -> str: ...
+
+
+LAUNCHER: web.AppKey[TableLauncher] = web.AppKey("ranked_launcher")
+
+
+@dataclass(frozen=True, slots=True)
+class RankedSettings:
+    stake: int = 50  # chips each player puts in a ranked match; the winners share the pot
+    tick: float = 1.0  # seconds between pairing rounds
+    window: Window = field(default_factory=Window)
+
+
+def match_ref(kind: TableKind, table_id: str, match_number: int) -> str:
+    return f"{kind.value}:{table_id}:{match_number}"
+
+
+def hand_ids(record: review.AbandonmentRecord) -> tuple[str, ...]:
+    """The public hand ids (`/hands/<id>`) the evidence of a record names, in order."""
+    parts = record.match_ref.split(":")
+    if len(parts) != 3:
+        return ()
+    hands = sorted({e["hand"] for e in record.evidence
+                    if isinstance(e.get("hand"), int) and not isinstance(e.get("hand"), bool)})
+    return tuple(f"{parts[1]}-{h}" for h in hands)
+
+
+def _at(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+# --- settlement --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    match_ref: str
+    chips: ledger.Posting | None  # the payout or the refund; None when no stake was held
+    changes: tuple[ratings.Change, ...]  # empty for a cancelled or an arena match
+    record: review.AbandonmentRecord | None  # the abandoner's record
+
+
+def _check_result(
+    kind: object, variant: object, seats: object, users_by_seat: Sequence[int],
+    termination: object, winner_team: object, forfeit_seat: object, table_id: object,
+    match_number: object,
+) -> tuple[TableKind, Variant, int, tuple[int, ...], Termination]:
+    if not isinstance(kind, TableKind) or not kind.competitive:
+        raise RankedError("bad_result", "Only ranked and arena matches are settled.")
+    if not isinstance(variant, Variant):
+        raise RankedError("bad_result", f"Unknown variant {variant!r}.")
+    if seats not in (2, 4) or isinstance(seats, bool) or not isinstance(seats, int):
+        raise RankedError("bad_result", "A table has 2 or 4 seats.")
+    if not isinstance(table_id, str) or not _TABLE_ID.match(table_id):
+        raise RankedError("bad_result", "A table id is 16 lowercase hex digits.")
+    check_id(match_number, "match number", RankedError)
+    users = tuple(check_id(u, "user", RankedError) for u in users_by_seat)
+    if len(users) != seats or len(set(users)) != seats:
+        raise RankedError("bad_result", f"A {seats}-seat match has {seats} different players.")
+    if not isinstance(termination, Termination):
+        raise RankedError("bad_result", f"Unknown termination {termination!r}.")
+    if termination is Termination.CANCELLED:
+        if winner_team is not None or forfeit_seat is not None:
+            raise RankedError("bad_result", "A cancelled match has no winner and no forfeit.")
+    elif winner_team not in (0, 1) or isinstance(winner_team, bool):
+        raise RankedError("bad_result", "The winner is team 0 or team 1.")
+    if termination is Termination.ABANDONMENT:
+        if (not isinstance(forfeit_seat, int) or isinstance(forfeit_seat, bool)
+                or not 0 <= forfeit_seat < seats):
+            raise RankedError("bad_result", "An abandonment names the seat that forfeited.")
+        if forfeit_seat % 2 == winner_team:
+            raise RankedError("bad_result", "The side that abandoned cannot win.")
+    elif forfeit_seat is not None:
+        raise RankedError("bad_result", "Only an abandonment has a forfeiting seat.")
+    return kind, variant, seats, users, termination
+
+
+async def _match_times(
+    conn: Conn, table_id: str, match_number: int,
+    started_at: datetime | None, ended_at: datetime | None,
+) -> tuple[datetime, datetime]:
+    """When the match started and ended: as given, else as the live house wrote them down."""
+    if started_at is None or ended_at is None:
+        row = await conn.fetchrow(
+            "SELECT m.started_at, m.ended_at, now() AS now FROM (SELECT 1) AS one "
+            "LEFT JOIN live_matches m ON m.table_id = $1 AND m.number = $2",
+            table_id, match_number)
+        assert row is not None
+        if ended_at is None:
+            ended_at = row["ended_at"] or row["now"]
+        if started_at is None:
+            started_at = row["started_at"] or ended_at
+    for value in (started_at, ended_at):
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            raise RankedError("bad_result", "Match times are datetimes with their time zone.")
+    assert started_at is not None and ended_at is not None
+    if started_at > ended_at:
+        raise RankedError("bad_result", "A match cannot end before it started.")
+    return started_at, ended_at
+
+
+async def settle_match(
+    pool: Db,
+    *,
+    table_id: str,
+    match_number: int,
+    kind: TableKind,
+    variant: Variant,
+    seats: int,
+    users_by_seat: Sequence[int],
+    termination: Termination,
+    winner_team: int | None,
+    forfeit_seat: int | None,
+    restart_overlap: bool,
+    evidence: Sequence[Mapping[str, Any]],
+    started_at: datetime | None = None,
+    ended_at: datetime | None = None,
+) -> Settlement:
+    """Settle a finished ranked or arena match, once (a second call returns the same result).
+
+    - `cancelled` (a server fault): every stake held goes back; nobody is rated.
+    - `target` or `abandonment`: the pot goes to the winning team (seat order for odd chips);
+      at ranked tables both teams are rated (Glicko-2, one period).
+    - `abandonment`: the player at `forfeit_seat` gets an abandonment record (strikes, pause;
+      exempt when `restart_overlap` or a recorded server fault touched the match).
+    The times default to the live house's `live_matches` row (else the database's now).
+    """
+    kind, variant, seats, users, termination = _check_result(
+        kind, variant, seats, users_by_seat, termination, winner_team, forfeit_seat, table_id,
+        match_number)
+    ref = match_ref(kind, table_id, match_number)
+    async with transaction(pool) as conn:
+        started, ended = await _match_times(conn, table_id, match_number, started_at, ended_at)
+        chips: ledger.Posting | None = None
+        changes: tuple[ratings.Change, ...] = ()
+        record: review.AbandonmentRecord | None = None
+        try:
+            if termination is Termination.CANCELLED:
+                chips = await ledger.refund(conn, ref)
+            else:
+                winners = [u for seat, u in enumerate(users) if seat % 2 == winner_team]
+                chips = await ledger.pay_winners(conn, ref, winners)
+        except ledger.LedgerError as exc:
+            if exc.code != "not_held":  # an unstaked match (arena) has nothing to move
+                raise
+        if termination is not Termination.CANCELLED and kind is TableKind.RANKED:
+            assert winner_team is not None
+            teams = (users[0::2], users[1::2])
+            changes = await ratings.rate_match(conn, ref, variant, seats, teams, winner_team,
+                                               ended)
+        if termination is Termination.ABANDONMENT:
+            assert forfeit_seat is not None
+            record = await review.record_abandonment(
+                conn, user_id=users[forfeit_seat], match_ref=ref, variant=variant, seats=seats,
+                match_started_at=started, abandoned_at=ended, evidence=evidence,
+                source_ref=f"live:{table_id}:{match_number}:{forfeit_seat}",
+                fault_overlap=restart_overlap)
+    return Settlement(ref, chips, changes, record)
+
+
+# --- the queues --------------------------------------------------------------------------------
+
+
+class QueueState(StrEnum):
+    IDLE = "idle"
+    INVITING = "inviting"  # named a duo partner who has not queued with them yet
+    QUEUED = "queued"
+    PAIRED = "paired"  # a table is formed but the live house has not opened it yet
+    SEATED = "seated"  # playing at a ranked table
+
+
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    inviter: int
+    partner: int
+    key: QueueKey
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    state: QueueState
+    key: QueueKey | None = None
+    partner: int | None = None
+    waited: float = 0.0
+    window: float | None = None
+    table_id: str | None = None
+    seating: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state": self.state.value,
+            "variant": None if self.key is None else self.key.variant.value,
+            "seats": None if self.key is None else self.key.seats,
+            "partner": self.partner, "waited_s": round(self.waited, 3),
+            "window": self.window, "table": self.table_id, "seating": list(self.seating),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FormedTable:
+    """A table the pairing formed and the live house still has to open."""
+
+    kind: TableKind
+    variant: Variant
+    seating: tuple[int, ...]
+    stake: int
+    formed_at: float
+    match: Match | None = None  # ranked: the tickets, to requeue them if a player leaves
+    arena_id: str | None = None
+    arena_table: int | None = None
+
+
+@dataclass
+class ArenaEvent:
+    id: str
+    variant: Variant
+    arena: Arena
+    # live table id -> the arena's table number
+    tables: dict[str, int] = field(default_factory=dict)
+    recorded: bool = False
+
+
+class RankedService:
+    def __init__(self, pool: asyncpg.Pool, clock: Clock, launcher: TableLauncher | None,
+                 settings: RankedSettings) -> None:
+        self.pool = pool
+        self.clock = clock
+        self.launcher = launcher
+        self.settings = settings
+        self.matchmaker = Matchmaker(window=settings.window)
+        self.invitations: dict[int, Invitation] = {}
+        self.formed: list[FormedTable] = []
+        self.seated: dict[int, str] = {}  # user -> ranked table id
+        self.arenas: dict[str, ArenaEvent] = {}
+        self.arena_tables: dict[str, str] = {}  # live table id -> arena id
+        self._lock = asyncio.Lock()
+        self._timer: Timer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    # ---- lifecycle
+
+    def start(self) -> None:
+        self._wake()
+
+    async def stop(self) -> None:
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def _has_work(self) -> bool:
+        return bool(self.matchmaker.tickets or self.formed
+                    or any(not event.recorded for event in self.arenas.values()))
+
+    def _wake(self) -> None:
+        """Start the round timer if it is idle: rounds run only while there is something to
+        pair, open or close, so an idle house sets no timers."""
+        if self._timer is None and (self._task is None or self._task.done()):
+            self._schedule()
+
+    def _schedule(self) -> None:
+        self._timer = None
+        if not self._stopped and self._has_work():
+            self._timer = self.clock.call_at(self.clock.now() + self.settings.tick, self._on_tick)
+
+    def _on_tick(self) -> None:
+        self._timer = None
+        if self._stopped:
+            return
+        self._task = asyncio.get_running_loop().create_task(self._tick())
+
+    async def _tick(self) -> None:
+        try:
+            await self.run_round()
+        except Exception:  # one bad round must not stop the pairing for good
+            log.exception("ranked_round_failed")
+        finally:
+            self._schedule()
+
+    # ---- players
+
+    def _formed_for(self, user: int) -> FormedTable | None:
+        return next((f for f in self.formed if user in f.seating), None)
+
+    def status(self, user: int) -> QueueStatus:
+        now = self.clock.now()
+        ticket = self.matchmaker.queued(user)
+        if ticket is not None:
+            partner = next((p for p in ticket.players if p != user), None)
+            return QueueStatus(QueueState.QUEUED, ticket.key, partner, now - ticket.joined_at,
+                               self.matchmaker.window.width(now - ticket.joined_at))
+        formed = self._formed_for(user)
+        if formed is not None and formed.kind is TableKind.RANKED:
+            return QueueStatus(QueueState.PAIRED, QueueKey(formed.variant, len(formed.seating)),
+                               waited=now - formed.formed_at, seating=formed.seating)
+        if user in self.seated:
+            return QueueStatus(QueueState.SEATED, table_id=self.seated[user])
+        invitation = self.invitations.get(user)
+        if invitation is not None:
+            return QueueStatus(QueueState.INVITING, invitation.key, invitation.partner,
+                               now - invitation.at)
+        return QueueStatus(QueueState.IDLE)
+
+    async def _rating(self, user: int, key: QueueKey) -> float:
+        return (await ratings.rating_of(self.pool, user, key.variant, key.seats)).rating
+
+    async def eligible(self, user: int, stake: int) -> None:
+        """A player may enter: not paused for abandonments, and holding the stake."""
+        now = _at(self.clock.now())
+        paused = await review.pause_remaining(self.pool, user, now)
+        if paused.total_seconds() > 0:
+            minutes = max(1, round(paused.total_seconds() / 60))
+            raise RankedError("paused", f"Paused from ranked play for {minutes} more minutes "
+                                        "after repeated abandonments.")
+        if stake and await ledger.balance(self.pool, user) < stake:
+            raise RankedError("insufficient_chips", f"A ranked match takes {stake} chips.")
+
+    def _busy(self, user: int, *, allow_invitation: bool = False) -> str | None:
+        state = self.status(user).state
+        if state is QueueState.IDLE or (allow_invitation and state is QueueState.INVITING):
+            return None
+        return state.value
+
+    async def join(self, user: int, key: QueueKey, partner: int | None = None) -> QueueStatus:
+        """Queue a player; naming a partner (2v2) invites them, and the duo queues when the
+        partner names this player back for the same queue."""
+        async with self._lock:
+            self._expire_invitations()
+            busy = self._busy(user)
+            if busy is not None:
+                raise RankedError("already_queued", f"You are already {busy} in ranked play.")
+            if partner is not None and (key.seats != 4 or partner == user):
+                raise RankedError("bad_partner", "A duo partner is another player, in 2v2.")
+            await self.eligible(user, self.settings.stake)
+            now = self.clock.now()
+            if partner is None:
+                rating = await self._rating(user, key)
+                self.matchmaker = self.matchmaker.enqueue(key, [(user, rating)], now)
+            else:
+                invited = self.invitations.get(partner)
+                if invited is None or invited.partner != user or invited.key != key:
+                    self.invitations[user] = Invitation(user, partner, key, now)
+                    return self.status(user)
+                await self.eligible(partner, self.settings.stake)
+                duo = [(partner, await self._rating(partner, key)),
+                       (user, await self._rating(user, key))]
+                del self.invitations[partner]
+                self.matchmaker = self.matchmaker.enqueue(key, duo, now)
+            log.info("ranked_queued", extra={"user": user, "variant": key.variant.value,
+                                             "seats": key.seats, "partner": partner})
+            self._wake()
+            return self.status(user)
+
+    async def leave(self, user: int) -> QueueStatus:
+        """Leave the queue (a duo leaves together), drop an invitation, or give up a formed
+        table that no live table holds yet (the others go back to the queue, keeping their
+        waiting time)."""
+        async with self._lock:
+            if self.invitations.pop(user, None) is not None:
+                return self.status(user)
+            if self.matchmaker.queued(user) is not None:
+                self.matchmaker, _ = self.matchmaker.leave(user)
+                return self.status(user)
+            formed = self._formed_for(user)
+            if formed is not None and formed.match is not None:
+                self.formed.remove(formed)
+                for ticket in formed.match.tickets:
+                    if user not in ticket.players:
+                        self.matchmaker = self.matchmaker.enqueue(
+                            ticket.key, list(zip(ticket.players, ticket.ratings, strict=True)),
+                            ticket.joined_at)
+                self._wake()
+                return self.status(user)
+            raise RankedError("not_queued", "You are not in a ranked queue.")
+
+    def _expire_invitations(self) -> None:
+        now = self.clock.now()
+        for user, invitation in list(self.invitations.items()):
+            if now - invitation.at > INVITATION_LIFETIME:
+                del self.invitations[user]
+
+    def queue_sizes(self) -> dict[QueueKey, int]:
+        sizes: dict[QueueKey, int] = {}
+        for ticket in self.matchmaker.tickets:
+            sizes[ticket.key] = sizes.get(ticket.key, 0) + len(ticket.players)
+        return sizes
+
+    # ---- the pairing round
+
+    async def run_round(self) -> None:
+        """One round: pair the queues, seat the arenas, close finished arenas, open tables."""
+        async with self._lock:
+            now = self.clock.now()
+            self._expire_invitations()
+            self.matchmaker, matches = self.matchmaker.pair(now)
+            for made in matches:
+                self.formed.append(FormedTable(TableKind.RANKED, made.key.variant, made.seating,
+                                               self.settings.stake, now, match=made))
+                log.info("ranked_paired", extra={"variant": made.key.variant.value,
+                                                 "seats": made.key.seats,
+                                                 "seating": list(made.seating)})
+            for event in self.arenas.values():
+                await self._arena_round(event, now)
+            await self._open_tables()
+
+    async def _open_tables(self) -> None:
+        if self.launcher is None:
+            return  # kept waiting, every player told so by their status
+        for formed in list(self.formed):
+            if formed.kind is TableKind.RANKED and not await self._still_eligible(formed):
+                continue
+            try:
+                table_id = await self.launcher.launch(formed.kind, formed.variant,
+                                                      len(formed.seating), formed.seating,
+                                                      formed.stake)
+            except Exception:  # the live house could not open it now: try again next round
+                log.exception("ranked_launch_failed")
+                continue
+            self.formed.remove(formed)
+            if formed.kind is TableKind.RANKED:
+                try:
+                    await ledger.hold_stakes(self.pool, match_ref(formed.kind, table_id, 1),
+                                             formed.seating, formed.stake)
+                except ledger.LedgerError:
+                    # checked just above and nothing else spends a queued player's chips; if it
+                    # still happens the match is played unstaked, and the log says so
+                    log.exception("ranked_hold_failed", extra={"table": table_id})
+                for user in formed.seating:
+                    self.seated[user] = table_id
+            else:
+                assert formed.arena_id is not None and formed.arena_table is not None
+                self.arenas[formed.arena_id].tables[table_id] = formed.arena_table
+                self.arena_tables[table_id] = formed.arena_id
+
+    async def _still_eligible(self, formed: FormedTable) -> bool:
+        """A player may have become ineligible while the table waited (a pause from another
+        record): their ticket leaves; the other tickets go back to the queue, keeping their
+        waiting time."""
+        assert formed.match is not None
+        refused: set[int] = set()
+        for user in formed.seating:
+            try:
+                await self.eligible(user, formed.stake)
+            except RankedError:
+                refused.add(user)
+        if not refused:
+            return True
+        self.formed.remove(formed)
+        for ticket in formed.match.tickets:
+            if not refused & set(ticket.players):
+                self.matchmaker = self.matchmaker.enqueue(
+                    ticket.key, list(zip(ticket.players, ticket.ratings, strict=True)),
+                    ticket.joined_at)
+        log.info("ranked_table_dropped", extra={"refused": sorted(refused)})
+        return False
+
+    # ---- the end of a match
+
+    async def match_ended(
+        self,
+        *,
+        table_id: str,
+        match_number: int,
+        kind: TableKind,
+        variant: Variant,
+        seats: int,
+        users_by_seat: Sequence[int],
+        termination: Termination,
+        winner_team: int | None,
+        forfeit_seat: int | None,
+        restart_overlap: bool,
+        evidence: Sequence[Mapping[str, Any]],
+        started_at: datetime | None = None,
+        ended_at: datetime | None = None,
+    ) -> Settlement:
+        """`settle_match`, then the service's bookkeeping: the players are free to queue again,
+        and an arena table's result scores in its arena."""
+        settlement = await settle_match(
+            self.pool, table_id=table_id, match_number=match_number, kind=kind,
+            variant=variant, seats=seats, users_by_seat=users_by_seat, termination=termination,
+            winner_team=winner_team, forfeit_seat=forfeit_seat,
+            restart_overlap=restart_overlap, evidence=evidence, started_at=started_at,
+            ended_at=ended_at)
+        async with self._lock:
+            for user in users_by_seat:
+                if self.seated.get(user) == table_id:
+                    del self.seated[user]
+            arena_id = self.arena_tables.pop(table_id, None)
+            if arena_id is not None:
+                event = self.arenas[arena_id]
+                number = event.tables.pop(table_id)
+                abandoned = () if forfeit_seat is None else (users_by_seat[forfeit_seat],)
+                winner = None if termination is Termination.CANCELLED else winner_team
+                try:
+                    event.arena = event.arena.finish(number, winner, self.clock.now(), abandoned)
+                except ArenaError:
+                    log.exception("arena_finish_failed", extra={"arena": arena_id})
+        return settlement
+
+    # ---- arenas
+
+    async def create_arena(self, variant: Variant, seats: int, starts_at: float,
+                           ends_at: float) -> ArenaEvent:
+        if not isinstance(variant, Variant):
+            raise RankedError("bad_arena", "Unknown variant.")
+        if not 0 < ends_at - starts_at <= MAX_ARENA:
+            raise RankedError("bad_arena", "An arena lasts more than 0 and at most 24 hours.")
+        if ends_at <= self.clock.now():
+            raise RankedError("bad_arena", "An arena must end in the future.")
+        try:
+            arena = Arena(starts_at, ends_at, seats)
+        except ArenaError as exc:
+            raise RankedError("bad_arena", str(exc)) from exc
+        async with self._lock:
+            event = ArenaEvent(f"arena-{secrets.token_hex(6)}", variant, arena)
+            self.arenas[event.id] = event
+            self._wake()
+            log.info("arena_created", extra={"arena": event.id, "variant": variant.value,
+                                             "seats": seats})
+            return event
+
+    def arena(self, arena_id: str) -> ArenaEvent:
+        event = self.arenas.get(arena_id)
+        if event is None:
+            raise RankedError("unknown_arena", f"No arena {arena_id!r}.")
+        return event
+
+    async def join_arena(self, user: int, arena_id: str) -> ArenaEvent:
+        async with self._lock:
+            event = self.arena(arena_id)
+            await self.eligible(user, 0)
+            rating = (await ratings.rating_of(self.pool, user, event.variant,
+                                              event.arena.seats)).rating
+            try:
+                event.arena = event.arena.join(user, rating, self.clock.now())
+            except ArenaError as exc:
+                raise RankedError(exc.code if exc.code != "not_open" else "arena_closed",
+                                  str(exc)) from exc
+            return event
+
+    async def leave_arena(self, user: int, arena_id: str) -> ArenaEvent:
+        async with self._lock:
+            event = self.arena(arena_id)
+            try:
+                event.arena = event.arena.leave(user)
+            except ArenaError as exc:
+                raise RankedError(exc.code, str(exc)) from exc
+            return event
+
+    async def _arena_round(self, event: ArenaEvent, now: float) -> None:
+        arena = event.arena
+        if not arena.closed and now >= arena.ends_at:
+            # tables still playing do not count; their later results find no arena table
+            for table_id in event.tables:
+                self.arena_tables.pop(table_id, None)
+            event.tables.clear()
+            self.formed = [f for f in self.formed if f.arena_id != event.id]
+            event.arena = arena.close(now)
+        if event.arena.closed and not event.recorded:
+            try:
+                await arena_results.record_close(self.pool, event.id, event.variant,
+                                                 event.arena, now)
+                event.recorded = True
+            except StoreError:
+                log.exception("arena_record_failed", extra={"arena": event.id})
+            return
+        if self.launcher is None or not event.arena.running(now):
+            return  # the entrants wait: nobody is seated at a table that cannot open
+        event.arena, tables = event.arena.pair(now)
+        for table in tables:
+            self.formed.append(FormedTable(
+                TableKind.ARENA, event.variant,
+                tuple(p for pair in zip(*table.teams, strict=True) for p in pair), 0, now,
+                arena_id=event.id, arena_table=table.id))
+
+
+RANKED: web.AppKey[RankedService] = web.AppKey("ranked_service")
+RANKED_SETTINGS: web.AppKey[RankedSettings] = web.AppKey("ranked_settings")
+
+
+async def _service(app: web.Application) -> AsyncIterator[None]:
+    service = RankedService(app[POOL], app[CLOCK], app.get(LAUNCHER), app[RANKED_SETTINGS])
+    app[RANKED] = service
+    service.start()
+    try:
+        yield
+    finally:
+        await service.stop()
+
+
+def setup(app: web.Application, settings: RankedSettings | None = None) -> None:
+    """Register the service; it starts after the database (cleanup_ctx order) and stops
+    before it. Register a `LAUNCHER` before the app starts to let it open tables."""
+    app[RANKED_SETTINGS] = settings if settings is not None else RankedSettings()
+    app.cleanup_ctx.append(_service)
+
+
+def queue_key(variant: object, seats: object) -> QueueKey:
+    """A queue from a request's fields (JSON numbers or form strings)."""
+    if isinstance(seats, str) and seats.isdigit():
+        seats = int(seats)
+    if (not isinstance(variant, str) or variant not in set(Variant)
+            or isinstance(seats, bool) or seats not in (2, 4)):
+        raise RankedError("bad_queue", "Choose a variant (paulista, mineiro or argentino) and "
+                                       "2 or 4 seats.")
+    assert isinstance(seats, int)
+    return QueueKey(Variant(variant), seats)

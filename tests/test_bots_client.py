@@ -1,0 +1,236 @@
+"""The bot client (`server.botclient`, `barajamos bots`) against a real server on a TCP port:
+whole matches for every variant and seat count through the public protocol only, a rematch, a
+dropped socket resumed with `hello last_seq`, the audit of acknowledged actions, and the CLI's
+bad usage and unreachable-server paths."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from server.app import POOL
+from server.botclient import (
+    AckedAction,
+    BotSession,
+    RunStats,
+    TablePlan,
+    TableRun,
+    audit_table,
+    bot_account,
+    chain_actions,
+    main,
+    run_fleet,
+    seat_table,
+)
+from server.live import HOUSE, LIVE_SETTINGS
+from tests.conftest import AppFactory
+from truco import Action, ActionKind, parse_card
+from verifier.check import check_chain
+
+ServerFactory = Callable[..., Awaitable[TestServer]]
+# server bots act at once (on the injected clock, which never moves here: no deadline fires)
+FAST = {"bot_think": 0.0}
+
+
+async def _house(make_app: AppFactory, aiohttp_server: ServerFactory) -> TestServer:
+    from server.clock import VirtualClock
+
+    app = make_app(clock=VirtualClock())
+    app[LIVE_SETTINGS] = dataclasses.replace(app[LIVE_SETTINGS], **FAST)
+    return await aiohttp_server(app)
+
+
+def _verify(server: TestServer, chain: list[dict[str, Any]]) -> None:
+    key = server.app[HOUSE].public_key  # type: ignore[index]
+    report = check_chain(chain, pinned=[key])
+    assert report.ok, report.failures
+
+
+@pytest.mark.parametrize("variant", ["paulista", "mineiro", "argentino"])
+@pytest.mark.parametrize("seats", [2, 4])
+async def test_bots_play_a_whole_private_match(make_app: AppFactory,
+                                               aiohttp_server: ServerFactory, variant: str,
+                                               seats: int) -> None:
+    server = await _house(make_app, aiohttp_server)
+    base = server.make_url("/")
+    plan = TablePlan(variant, seats, "private", pace=0.0, matches=1)
+    stats = await asyncio.wait_for(
+        run_fleet(base, plan, 1, f"b{variant[:3]}{seats}", "test-fleet"), timeout=60)
+    assert stats.matches == 1
+    assert not stats.errors, stats.errors
+    assert stats.actions > 0 and stats.audited == stats.actions
+    assert stats.lost == 0 and stats.unverified == 0
+    # each seat sent entropy for every hand it saw committed (it is every seated human)
+    assert stats.entropy >= seats
+    assert len(stats.latencies) == stats.actions
+    # the records the audit read are the signed public ones, and they verify
+    owner = BotSession(base, bot_account(f"b{variant[:3]}{seats}", "test-fleet", 0))
+    try:
+        await owner.login()
+        assert (await owner.request("GET", "/api/tables?mine=1"))["tables"] == []  # all left
+        (table_id,) = await _table_ids(server)
+        _verify(server, await owner.chain(table_id))
+    finally:
+        await owner.close()
+
+
+async def _table_ids(server: TestServer) -> list[str]:
+    pool = server.app[POOL]  # type: ignore[index]
+    return [row["id"] for row in await pool.fetch("SELECT id FROM live_tables")]
+
+
+async def test_training_table_rematch_then_leave(make_app: AppFactory,
+                                                 aiohttp_server: ServerFactory) -> None:
+    server = await _house(make_app, aiohttp_server)
+    base = server.make_url("/")
+    # two seats: the server's bot is the opponent (no team votes to wait on)
+    plan = TablePlan("mineiro", 2, "training", pace=0.0, matches=2)
+    stats = await asyncio.wait_for(run_fleet(base, plan, 1, "trainer", "test-fleet"),
+                                   timeout=60)
+    assert stats.matches == 2  # the rematch was played too
+    assert not stats.errors and stats.lost == 0 and stats.audited == stats.actions > 0
+
+
+async def test_a_dropped_socket_resumes_from_its_last_event(make_app: AppFactory,
+                                                            aiohttp_server: ServerFactory) -> None:
+    server = await _house(make_app, aiohttp_server)
+    base = server.make_url("/")
+    plan = TablePlan("paulista", 2, "private", pace=0.0, matches=1)
+    sessions = [BotSession(base, bot_account("drop", "test-fleet", i)) for i in range(2)]
+    stats = RunStats()
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        for session in sessions:
+            await session.login()
+        run = await seat_table(plan, sessions, stats, random.Random(5))
+        tasks = [asyncio.create_task(seat.play()) for seat in run.seats]
+        await sessions[0].start(run.table_id)
+        while stats.actions < 6:
+            await asyncio.sleep(0.01)
+        dropped = run.seats[1]
+        assert dropped.ws is not None
+        seq_before = dropped.last_seq
+        await dropped.ws.close()  # as a network drop would: the seat reconnects by itself
+        await asyncio.wait_for(run.done.wait(), timeout=60)
+        assert stats.reconnects >= 1
+        assert dropped.last_seq > seq_before
+        # the server still held the missed events: they were replayed, no second snapshot
+        # (the one snapshot answered the first hello, before the match started)
+        assert len(dropped.snapshots) == 1 and dropped.snapshots[0][1] < seq_before
+        assert "seq_gap" not in stats.errors and not stats.errors
+        assert stats.matches == 1
+        audit_table(run, chain_actions(await sessions[0].chain(run.table_id)))
+        assert stats.lost == 0 and stats.audited == stats.actions
+        _verify(server, await sessions[0].chain(run.table_id))
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for session in sessions:
+            await session.close()
+
+
+def test_audit_counts_what_the_records_lack() -> None:
+    stats = RunStats()
+    run = TableRun("0123456789abcdef", listeners=1, matches=1, stats=stats)
+    seven = Action(0, ActionKind.PLAY, parse_card("7H"))
+    raise_ = Action(0, ActionKind.RAISE)
+    for seq, action in ((3, seven), (4, raise_)):
+        run.acknowledged(AckedAction(1, seq, 1, action), sent=0.0)
+    # no seat of this run saw the events; the record holds the card but not the raise
+    audit_table(run, {1: [{"seat": 0, "do": "play", "card": "7H"},
+                          {"seat": 1, "do": "timeout"}]},
+                durable={1: [{"seat": 0, "do": "play", "card": "7H"}, {"seat": 0, "do": "raise"}]})
+    assert stats.audited == 2
+    assert stats.lost_records == 1
+    assert stats.lost_durable == 0
+    # events are checked per seat the run plays; this run plays none
+    assert stats.lost_events == 0
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def _one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["--url", "http://127.0.0.1:9", "--variant", "paulista"],
+    ["--url", "ftp://example.org", "--variant", "paulista", "--seats", "2"],
+    ["--url", "http://127.0.0.1:9", "--variant", "truco", "--seats", "2"],
+    ["--url", "http://127.0.0.1:9", "--variant", "paulista", "--seats", "3"],
+    ["--url", "http://127.0.0.1:9", "--variant", "paulista", "--seats", "2", "--tables", "0"],
+    ["--url", "http://127.0.0.1:9", "--variant", "paulista", "--seats", "2", "--pace", "-1"],
+    ["--url", "http://127.0.0.1:9", "--variant", "paulista", "--seats", "2",
+     "--name-prefix", "no spaces"],
+    ["--url", "http://127.0.0.1:9", "--variant", "paulista", "--seats", "2",
+     "--password-prefix", "x" * 300],
+])
+def test_cli_bad_usage_is_one_line_and_exit_2(argv: list[str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert _one_line(err).startswith("barajamos bots: ")
+
+
+def test_cli_unreachable_server_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    assert main(["--url", f"http://127.0.0.1:{port}", "--variant", "mineiro",
+                 "--seats", "2"]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("barajamos bots: cannot reach")
+
+
+async def test_cli_on_a_server_that_is_not_barajamos(aiohttp_server: ServerFactory,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    async def hello(_: web.Request) -> web.Response:
+        return web.Response(text="hello")
+
+    app = web.Application()
+    app.router.add_get("/", hello)
+    other = await aiohttp_server(app)
+    code = await asyncio.to_thread(main, ["--url", str(other.make_url("/")), "--variant",
+                                          "mineiro", "--seats", "2"])
+    assert code == 2
+    assert "is not a Barajamos server" in _one_line(capsys.readouterr().err)
+
+
+async def test_cli_plays_and_prints_a_summary(make_app: AppFactory,
+                                              aiohttp_server: ServerFactory,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    server = await _house(make_app, aiohttp_server)
+    url = str(server.make_url("/"))
+    argv = ["--url", url, "--tables", "1", "--variant", "mineiro", "--seats", "2",
+            "--pace", "0", "--name-prefix", "cli", "--password-prefix", "test-fleet"]
+    # the CLI runs its own event loop: in a thread, while this loop serves
+    assert await asyncio.to_thread(main, argv) == 0
+    out = capsys.readouterr().out
+    assert "matches finished: 1 of 1" in out
+    assert "errors: none" in out
+    assert "lost actions: 0 of " in out
+    # a second run logs the same bots in again (their names are taken)
+    assert await asyncio.to_thread(main, argv) == 0
+    assert "matches finished: 1 of 1" in capsys.readouterr().out
+
+
+def test_account_names_and_passwords_are_stable() -> None:
+    first = bot_account("bot", "secret-prefix", 7)
+    assert first == bot_account("bot", "secret-prefix", 7)
+    assert first.name == "bot00007"
+    assert first.password != bot_account("bot", "other-prefix", 7).password

@@ -1,0 +1,448 @@
+"""The WebSocket protocol: reconnects (missed events or a snapshot), refusals of malformed,
+oversized, out-of-turn and forged messages with no state change, limits, signals to the partner
+only, access control, shutdown with GOING_AWAY, and seeds sealed at rest."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import WSCloseCode, WSMsgType
+
+from server.app import POOL
+from server.clock import VirtualClock
+from server.live.model import LiveSettings
+from server.live.seeds import SealedKind, SealError, unseal
+from server.live.ws import Connection
+from tests.conftest import AppFactory
+from tests.test_live_helpers import (
+    Live,
+    Player,
+    SeatClient,
+    check_no_hidden_cards,
+    connect,
+    create_table,
+    fetch_chain,
+    play_all,
+    players,
+    start_live,
+    verify_chain,
+)
+
+
+@pytest.fixture
+async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+               vclock: VirtualClock) -> Live:
+    return await start_live(make_app, aiohttp_client, vclock, history=64)
+
+
+async def answer(client: SeatClient) -> dict[str, Any]:
+    """The reply (ack or error) to the message just sent."""
+    while True:
+        data = await client.recv()
+        if data["type"] in ("ack", "error", "pong"):
+            return data
+
+
+async def quiet(client: SeatClient, timeout: float = 0.15) -> list[dict[str, Any]]:
+    got: list[dict[str, Any]] = []
+    while True:
+        try:
+            got.append(await client.recv(timeout=timeout))
+        except TimeoutError:
+            return got
+
+
+async def settle(clients: list[SeatClient], until: Callable[[], bool]) -> None:
+    """Read (and react to) every client's messages until `until` holds."""
+    for _ in range(200):
+        for client in clients:
+            for data in await quiet(client, 0.03):
+                await client.react(data)
+        if until():
+            return
+    raise AssertionError("the table did not reach the expected point")
+
+
+async def act_once(client: SeatClient) -> dict[str, Any]:
+    """One move of the policy's choosing on the client's latest view: its ack (or error, when
+    that view was already out of date)."""
+    client.autoplay, client.acted_at = True, -1
+    await client.react({"type": "update"})
+    client.autoplay = False
+    while True:
+        data = await client.recv()
+        await client.react(data)  # entropy for a new hand; no other move
+        if data["type"] in ("ack", "error"):
+            return data
+
+
+async def private_table(live: Live, variant: str, seats: int,
+                        names: list[str]) -> tuple[list[Player], dict[str, Any]]:
+    people = await players(live.base, *names)
+    table = await create_table(people[0], variant, seats, "private")
+    for index, person in enumerate(people[1:seats], start=1):
+        status, _ = await person.post(f"/api/tables/{table['id']}/join",
+                                      {"invite": table["invite"], "seat": index})
+        assert status == 200
+    return people, table
+
+
+async def test_reconnect_gets_missed_events_then_snapshots(live: Live) -> None:
+    people, table = await private_table(live, "paulista", 2, ["ana", "bia"])
+    tid = table["id"]
+    try:
+        ana, bia = (await connect(people[0], tid, 0), await connect(people[1], tid, 1))
+        ana.autoplay = bia.autoplay = False
+        await people[0].post(f"/api/tables/{tid}/start")
+        await settle([ana, bia], lambda: bool(ana.view and bia.view))
+        # moves until it is ana's turn after bia moved at least once
+        while True:
+            assert ana.view is not None and bia.view is not None
+            if bia.view["legal"]:
+                await act_once(bia)
+                await settle([ana, bia], lambda: ana.last_seq == bia.last_seq)
+            elif ana.view["legal"] and bia.acted_at > 0:
+                break
+            else:
+                await act_once(ana)
+                await settle([ana, bia], lambda: ana.last_seq == bia.last_seq)
+        missed_from = bia.last_seq
+        await bia.ws.close()
+        await ana.until("table")  # bia's seat shows disconnected
+        assert (await act_once(ana))["type"] == "ack"  # bia misses this move
+        assert ana.last_seq >= missed_from + 2
+        bia.autoplay = ana.autoplay = True
+        bia.ws = await people[1].ws(tid)
+        await bia.hello()
+        welcome = await bia.recv()
+        assert welcome["type"] == "welcome" and welcome["seat"] == 1
+        replay = await bia.recv()
+        assert replay["type"] != "snapshot" and replay["seq"] == missed_from + 1
+        # same numbering for both, gapless (SeatClient asserts it on every event)
+        await play_all([ana, bia])
+        chain = await fetch_chain(people[0], tid)
+        verify_chain(chain, live.key)
+        assert check_no_hidden_cards(bia, chain) > 0
+        # a client from nowhere (or another server run, or too far behind) gets a snapshot
+        for hello in ({"last_seq": 0}, {"last_seq": bia.last_seq, "epoch": 999},
+                      {"last_seq": 1, "epoch": bia.epoch}, {"last_seq": 10**9}):
+            ws = await people[1].ws(tid)
+            await ws.send_str(json.dumps({"type": "hello", **hello}))
+            assert json.loads((await ws.receive()).data)["type"] == "welcome"
+            snapshot = json.loads((await ws.receive()).data)
+            assert snapshot["type"] == "snapshot", hello
+            assert snapshot["seq"] >= bia.last_seq and snapshot["table"]["you"] == 1
+            await ws.close()
+    finally:
+        for person in people:
+            await person.close()
+
+
+FORGED: list[tuple[dict[str, Any] | str, str]] = [
+    ("not json", "bad_json"),
+    ("[1, 2]", "bad_message"),
+    ('"hello"', "bad_message"),
+    ({"type": "dance"}, "bad_message"),
+    ({"id": "x"}, "bad_message"),
+    ({"type": "action", "id": {"x": 1}, "action": {"do": "raise"}}, "bad_message"),
+    ({"type": "action", "id": "y" * 65, "action": {"do": "raise"}}, "bad_message"),
+    ({"type": "action", "id": 1}, "bad_action"),
+    ({"type": "action", "id": 2, "action": "raise"}, "bad_action"),
+    ({"type": "action", "id": 3, "action": {"do": "fly"}}, "bad_action"),
+    ({"type": "action", "id": 4, "action": {"do": "play", "card": "ZZ"}}, "bad_action"),
+    ({"type": "action", "id": 5, "action": {"do": "play", "card": "4C", "extra": 1}},
+     "bad_action"),
+    ({"type": "action", "id": 7, "action": {"seat": "0", "do": "raise"}}, "bad_action"),
+    ({"type": "action", "id": 8, "action": {"do": "timeout"}}, "bad_action"),
+    ({"type": "entropy", "id": 9, "hand": 1, "hex": "ab"}, "entropy_closed"),
+    ({"type": "entropy", "id": 10, "hand": 99, "hex": "ab"}, "entropy_closed"),
+    ({"type": "signal", "id": 11, "code": "zap"}, "no_partner"),
+    ({"type": "hello", "last_seq": -1}, "bad_message"),
+    ({"type": "hello", "last_seq": "7"}, "bad_message"),
+]
+
+
+async def test_fuzz_refused_messages_change_nothing(live: Live) -> None:
+    people, table = await private_table(live, "paulista", 2, ["ana", "bia", "eve"])
+    tid = table["id"]
+    actor = live.house.tables[tid]
+    try:
+        early = await people[0].ws(tid)
+        await early.send_str(json.dumps({"type": "action", "id": 1, "action": {"do": "raise"}}))
+        assert json.loads((await early.receive()).data)["error"] == "hello_first"
+        await early.close()
+        ana, bia = (await connect(people[0], tid, 0), await connect(people[1], tid, 1))
+        ana.autoplay = bia.autoplay = False
+        await people[0].post(f"/api/tables/{tid}/start")
+        await settle([ana, bia], lambda: bool(ana.view and bia.view))  # entropy, deal
+        assert ana.view is not None and ana.view["phase"] == "in_hand"
+        mover, waiter = (ana, bia) if ana.view["legal"] else (bia, ana)
+        before = (actor.seq, actor.state, len(actor.hand.actions) if actor.hand else None)
+        cases: list[tuple[dict[str, Any] | str, str]] = list(FORGED)
+        # out of turn: every move the waiting seat could make is refused by the engine
+        assert waiter.view is not None
+        waiter_seat = waiter.seat
+        mine = [c["card"] for c in waiter.view["hand"]["players"][waiter_seat]["hand"]]
+        theirs = [c for c in ("4C", "5H", "6S", "7D", "QC", "3D") if c not in mine]
+        wrong_moves = [{"do": "play", "card": mine[0]}, {"do": "raise"}, {"do": "accept"}]
+        right_moves = [{"do": "play", "card": theirs[0]}, {"do": "fold"}, {"do": "envido"},
+                       {"do": "play", "position": 0}]
+        rng = random.Random(3)
+        junk = ["".join(rng.choice('{}[]":,aex0159 ') for _ in range(rng.randint(1, 40)))
+                for _ in range(30)]
+        for text in junk:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                cases.append((text, "bad_json"))
+            else:
+                if not isinstance(parsed, dict):
+                    cases.append((text, "bad_message"))
+        for client, messages in ((waiter, wrong_moves), (mover, right_moves)):
+            for move in messages:
+                await client.send({"type": "action", "id": "m", "action": move})
+                reply = await answer(client)
+                assert reply["type"] == "error" and reply["id"] == "m"
+                assert reply["error"] in ("not_your_turn", "card_not_in_hand",
+                                           "raise_not_allowed", "nothing_to_answer",
+                                           "fold_not_allowed", "envido_not_allowed",
+                                           "wrong_variant", "bad_action"), reply
+        # a forged seat: the other player's
+        cases.append(({"type": "action", "id": 6, "action": {"seat": waiter_seat, "do": "raise"}},
+                      "wrong_seat"))
+        for message, code in cases:
+            text = message if isinstance(message, str) else json.dumps(message)
+            await mover.ws.send_str(text)
+            reply = await answer(mover)
+            assert reply["type"] == "error" and reply["error"] == code, (message, reply)
+            assert reply["message"]
+        await mover.ws.send_str(json.dumps({"type": "ping", "pad": "x" * 5000}))
+        assert (await answer(mover))["error"] == "too_large"
+        await mover.ws.send_bytes(b"\x00\x01")
+        assert (await answer(mover))["error"] == "bad_message"
+        # a spectator (eve has the invite) sees the public view and cannot act
+        watcher = SeatClient(await people[2].ws(tid, params={"invite": table["invite"]}), None)
+        await watcher.hello()
+        await watcher.recv()
+        snapshot = await watcher.recv()
+        assert snapshot["type"] == "snapshot" and snapshot["view"]["seat"] is None
+        assert all(c["card"] is None for p in snapshot["view"]["hand"]["players"]
+                   for c in p["hand"])
+        await watcher.send({"type": "action", "id": 1, "action": {"do": "raise"}})
+        assert (await quiet(watcher))[-1]["error"] == "not_seated"
+        await watcher.send({"type": "entropy", "id": 2, "hand": 1, "hex": "aa"})
+        assert (await quiet(watcher))[-1]["error"] == "not_seated"
+        # nothing changed: no event, same state, same actions
+        after = (actor.seq, actor.state, len(actor.hand.actions) if actor.hand else None)
+        assert after == before
+        assert not [m for m in waiter.received[-20:] if m["type"] == "update"
+                    and m["seq"] > before[0]]
+        # and the table still plays normally
+        mover.autoplay = waiter.autoplay = True
+        mover.acted_at = -1
+        await mover.react({"type": "update"})
+        ack = await mover.until("ack")
+        assert ack["seq"] == before[0] + 1
+        await watcher.ws.close()
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_entropy_refusals(live: Live) -> None:
+    people, table = await private_table(live, "argentino", 2, ["ana", "bia"])
+    tid = table["id"]
+    try:
+        ana = await connect(people[0], tid, 0)
+        ana.send_entropy = False
+        await people[0].post(f"/api/tables/{tid}/start")
+        commitment = await ana.until("commitment")
+        hand = commitment["hand"]
+        for hex_text, code in [("ABCD", "bad_entropy"), ("abc", "bad_entropy"),
+                               ("", "bad_entropy"), ("zz", "bad_entropy"),
+                               ("ab" * 257, "bad_entropy"), (12, "bad_entropy")]:
+            await ana.send({"type": "entropy", "id": "e", "hand": hand, "hex": hex_text})
+            assert (await ana.until("error"))["error"] == code
+        await ana.send({"type": "entropy", "id": "e", "hand": hand + 1, "hex": "ab"})
+        assert (await ana.until("error"))["error"] == "entropy_closed"
+        await ana.send({"type": "entropy", "id": "ok", "hand": hand, "hex": "ab" * 256})
+        received = await ana.until("entropy")
+        assert received["seat"] == 0 and "hex" not in received
+        assert (await ana.until("ack"))["id"] == "ok"
+        await ana.send({"type": "entropy", "id": "e", "hand": hand, "hex": "cd"})
+        assert (await ana.until("error"))["error"] == "entropy_duplicate"
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_signals_reach_the_partner_only(live: Live) -> None:
+    people, table = await private_table(live, "argentino", 4, ["ana", "bia", "caio", "davi"])
+    tid = table["id"]
+    try:
+        clients = [await connect(p, tid, i) for i, p in enumerate(people)]
+        for client in clients:
+            client.autoplay = False
+        await people[0].post(f"/api/tables/{tid}/start")
+        for client in clients:
+            await quiet(client)
+        await clients[0].send({"type": "signal", "id": "s", "code": "macho"})
+        await clients[0].send({"type": "signal", "id": "t", "code": "zap"})
+        got = [await quiet(c) for c in clients]
+        signals = [[m for m in g if m["type"] == "signal"] for g in got]
+        assert signals[1] == [] and signals[3] == [] and signals[0] == []
+        (signal,) = signals[2]
+        assert signal["from"] == 0 and signal["code"] == "macho"
+        assert signal["label"] == "Tengo el macho"
+        assert [m["error"] for m in got[0] if m["type"] == "error"] == ["bad_signal"]
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_socket_access(live: Live) -> None:
+    people, table = await private_table(live, "mineiro", 2, ["ana", "bia", "eve"])
+    tid = table["id"]
+    try:
+        # refused before the upgrade, with the API's JSON errors
+        async with aiohttp.ClientSession() as anon, anon.get(
+                live.base / f"ws/tables/{tid}") as resp:
+            assert (resp.status, (await resp.json())["error"]) == (401, "login_required")
+        for person, path, headers, expected in [
+            (people[0], tid, {"Origin": "https://evil.example"}, (403, "bad_origin")),
+            (people[2], tid, {}, (403, "private_table")),  # not seated at this private table
+            (people[2], "0123456789abcdef", {}, (404, "table_not_found")),
+        ]:
+            async with person.session.get(live.base / f"ws/tables/{path}",
+                                          headers=headers) as resp:
+                assert (resp.status, (await resp.json())["error"]) == expected
+        # eve's own table: her socket there gives her no say at ana's table
+        other = await create_table(people[2], "mineiro", 2, "training")
+        eve = await connect(people[2], other["id"], 0)
+        await quiet(eve)
+        ana = await connect(people[0], tid, 0)
+        await quiet(ana)
+        await people[0].post(f"/api/tables/{tid}/start")
+        await quiet(ana)
+        await eve.send({"type": "action", "id": 1, "action": {"seat": 0, "do": "raise"}})
+        assert (await quiet(eve))[-1]["error"] in ("no_hand", "wrong_seat")
+        assert [m for m in await quiet(ana) if m["type"] == "update"] == []
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+                                    vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock, rate_per_second=0.001,
+                            rate_burst=5.0, flood_close_after=10)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        ws = await ana.ws(table["id"])
+        for index in range(8):
+            await ws.send_str(json.dumps({"type": "ping", "id": index}))
+        answers = [json.loads((await ws.receive()).data) for _ in range(8)]
+        assert [a["type"] for a in answers[:5]] == ["pong"] * 5
+        assert [a.get("error") for a in answers[5:]] == ["rate_limited"] * 3
+        for _ in range(20):
+            await ws.send_str("{}")
+        while True:
+            msg = await ws.receive()
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING):
+                break
+        assert ws.close_code == WSCloseCode.POLICY_VIOLATION
+        ws = await ana.ws(table["id"])
+        await ws.send_str("x" * (70 * 1024))  # over the frame limit: closed, 1009
+        msg = await ws.receive()
+        assert msg.type is WSMsgType.CLOSE and msg.data == WSCloseCode.MESSAGE_TOO_BIG
+    finally:
+        await ana.close()
+
+
+class _StuckSocket:
+    """A peer that never reads: every send blocks."""
+
+    closed = False
+    close_code: int | None = None
+
+    async def send_str(self, text: str) -> None:
+        await asyncio.Event().wait()
+
+    async def close(self, *, code: int, message: bytes) -> bool:
+        self.close_code = code
+        self.closed = True
+        return True
+
+
+async def test_slow_client_is_disconnected_not_waited_for() -> None:
+    socket = _StuckSocket()
+    conn = Connection(socket, 1, LiveSettings(send_queue=3))  # type: ignore[arg-type]
+    for index in range(10):
+        conn.send(f"message {index}")  # never blocks the caller
+    await conn.close()
+    assert socket.close_code == WSCloseCode.TRY_AGAIN_LATER
+
+
+async def test_shutdown_closes_sockets_going_away(live: Live) -> None:
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 4, "training")
+        client = await connect(ana, table["id"], 0)
+        await quiet(client)
+        await live.client.close()
+        msg = await client.ws.receive(timeout=5)
+        assert msg.type is WSMsgType.CLOSE and msg.data == WSCloseCode.GOING_AWAY
+    finally:
+        await ana.close()
+
+
+async def test_seeds_are_sealed_at_rest(live: Live) -> None:
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        client = await connect(ana, tid, 0)
+        client.autoplay = False
+        await ana.post(f"/api/tables/{tid}/start")
+        await client.until("update")
+        actor = live.house.tables[tid]
+        assert actor.hand is not None and actor.chain is not None
+        seed, number = actor.hand.seed, actor.hand.number
+        pool = live.app[POOL]
+        row = await pool.fetchrow("SELECT * FROM live_hands WHERE table_id = $1", tid)
+        dump = b"".join(bytes(v) if isinstance(v, bytes) else str(v).encode()
+                        for v in row.values())
+        chain_row = await pool.fetchrow("SELECT * FROM seed_chains WHERE table_id = $1", tid)
+        dump += bytes(chain_row["tip_sealed"]) + str(chain_row["anchor"]).encode()
+        for secret in (seed, actor.chain.seeds[-1]):
+            assert secret not in dump and secret.hex().encode() not in dump
+        sealed = bytes(row["seed_sealed"])
+        key = live.house.config.seed_key
+        assert unseal(key, SealedKind.SEED, tid, number, sealed) == seed
+        assert hashlib.sha256(seed).digest() == bytes(row["commitment"])
+        for wrong in ((SealedKind.SEED, tid, number + 1), (SealedKind.TIP, tid, number),
+                      (SealedKind.SEED, "f" * 16, number)):
+            with pytest.raises(SealError):
+                unseal(key, *wrong, sealed)
+        with pytest.raises(SealError):
+            unseal(b"k" * 32, SealedKind.SEED, tid, number, sealed)
+        # two seals of one seed differ (fresh nonce each time)
+        other = await pool.fetchval("SELECT tip_sealed FROM seed_chains WHERE table_id = $1", tid)
+        assert bytes(other)[:12] != sealed[:12]
+        client.autoplay = True
+        client.acted_at = -1
+        await client.react({"type": "update"})
+        await client.until("hand_record")
+        assert await pool.fetchval(
+            "SELECT seed_sealed FROM live_hands WHERE table_id = $1 AND hand = $2",
+            tid, number) is None  # revealed in the record: nothing left to keep secret
+    finally:
+        await ana.close()

@@ -1,0 +1,606 @@
+"""Ranked play over HTTP on a real PostgreSQL, in virtual time: the queues pair and widen through
+the API, a paired table waits without a live house and opens with one, match results settle
+(chips, ratings, abandonment records), standings, one appeal, and the operators' review: who may
+see it, forged CSRF, and an overturn that gives back rating, chips and pause exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import asyncpg
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from server.accounts import Role, set_role
+from server.app import POOL
+from server.clock import VirtualClock
+from server.live.model import TableKind
+from server.ranked import http as ranked_http
+from server.ranked import ledger, ratings, review
+from server.ranked.service import (
+    LAUNCHER,
+    RANKED,
+    RANKED_SETTINGS,
+    RankedError,
+    settle_match,
+)
+from truco.outcome import Termination
+from truco.variants import Variant
+
+PASSWORD = "correct horse 42"
+P = Variant.PAULISTA
+TABLE = "00000000000000a1"
+EVIDENCE = [
+    {"kind": "disconnected", "at_ms": 1_800_000_100_000, "seat": 1},
+    {"kind": "deadline", "at_ms": 1_800_000_110_000, "seat": 1, "decision": "play",
+     "deadline_ms": 1_800_000_110_000},
+    {"kind": "automatic", "at_ms": 1_800_000_110_004, "seat": 1, "streak": 1, "hand": 3,
+     "late_ms": 4},
+    {"kind": "automatic", "at_ms": 1_800_000_112_004, "seat": 1, "streak": 2, "hand": 4,
+     "late_ms": 4},
+]
+
+
+@dataclass
+class FakeHouse:
+    """The live house's side of `TableLauncher`, as a test double: it records each launch and
+    answers a fresh table id."""
+
+    launched: list[tuple[TableKind, Variant, int, tuple[int, ...], int]] = field(
+        default_factory=list)
+    fail: bool = False
+
+    async def launch(self, kind: TableKind, variant: Variant, seats: int,
+                     users_by_seat: Sequence[int], stake: int) -> str:
+        if self.fail:
+            raise OSError("the live house is restarting")
+        self.launched.append((kind, variant, seats, tuple(users_by_seat), stake))
+        return f"{len(self.launched):016x}"
+
+
+def ranked_app(make_app: Callable[..., web.Application], clock: VirtualClock | None,
+               launcher: FakeHouse | None = None) -> web.Application:
+    app = make_app(clock=clock)
+    if RANKED_SETTINGS not in app:  # until create_app calls it
+        ranked_http.setup(app)
+    if launcher is not None:
+        app[LAUNCHER] = launcher
+    return app
+
+
+@dataclass
+class Player:
+    name: str
+    id: int
+    session: aiohttp.ClientSession
+    base: str
+    csrf: str
+
+    async def get(self, path: str) -> aiohttp.ClientResponse:
+        return await self.session.get(self.base + path, allow_redirects=False)
+
+    async def post(self, path: str, body: dict[str, Any] | None = None, *,
+                   form: dict[str, str] | None = None, csrf: str | None = None
+                   ) -> aiohttp.ClientResponse:
+        token = self.csrf if csrf is None else csrf
+        if form is not None:
+            return await self.session.post(self.base + path, data={**form, "csrf": token},
+                                           allow_redirects=False)
+        return await self.session.post(self.base + path, json=body or {},
+                                       headers={"X-CSRF-Token": token}, allow_redirects=False)
+
+    async def json(self, path: str, body: dict[str, Any] | None = None,
+                   status: int = 200) -> Any:
+        resp = await (self.post(path, body) if body is not None else self.get(path))
+        assert resp.status == status, await resp.text()
+        return await resp.json()
+
+
+Players = Callable[..., Awaitable[Player]]
+
+
+@dataclass
+class House:
+    client: TestClient  # type: ignore[type-arg]
+    clock: VirtualClock
+    launcher: FakeHouse | None
+    sessions: list[aiohttp.ClientSession] = field(default_factory=list)
+
+    @property
+    def app(self) -> web.Application:
+        return self.client.server.app
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        return self.app[POOL]
+
+    async def player(self, name: str, *, operator: bool = False) -> Player:
+        session = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+        self.sessions.append(session)
+        base = str(self.client.server.make_url("")).rstrip("/")
+        token = (await (await session.get(base + "/api/session")).json())["csrf"]
+        resp = await session.post(base + "/api/register", json={"name": name,
+                                                                 "password": PASSWORD},
+                                  headers={"X-CSRF-Token": token})
+        assert resp.status == 201, await resp.text()
+        user_id = (await resp.json())["user"]["id"]
+        if operator:
+            assert await set_role(self.pool, name, Role.OPERATOR)
+        return Player(name, user_id, session, base, token)
+
+    async def players(self, *names: str) -> list[Player]:
+        return [await self.player(name) for name in names]
+
+    async def rate(self, player: Player, rating: float, rd: float = 80.0,
+                   variant: Variant = P, seats: int = 2) -> None:
+        await self.pool.execute(
+            "INSERT INTO ranked_ratings (user_id, variant, seats, rating, rd, volatility, games)"
+            " VALUES ($1, $2, $3, $4, $5, 0.06, 10)", player.id, variant.value, seats, rating, rd)
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now(), UTC)
+
+
+async def _house(make_app: Callable[..., web.Application],
+                 aiohttp_client: Callable[..., Awaitable[TestClient]],  # type: ignore[type-arg]
+                 launcher: FakeHouse | None) -> AsyncIterator[House]:
+    clock = VirtualClock()
+    client = await aiohttp_client(ranked_app(make_app, clock, launcher))
+    house = House(client, clock, launcher)
+    try:
+        yield house
+    finally:
+        for session in house.sessions:
+            await session.close()
+
+
+@pytest.fixture
+async def house(make_app: Callable[..., web.Application],
+                aiohttp_client: Callable[..., Awaitable[TestClient]]  # type: ignore[type-arg]
+                ) -> AsyncIterator[House]:
+    async for value in _house(make_app, aiohttp_client, None):
+        yield value
+
+
+@pytest.fixture
+async def staffed(make_app: Callable[..., web.Application],
+                  aiohttp_client: Callable[..., Awaitable[TestClient]]  # type: ignore[type-arg]
+                  ) -> AsyncIterator[House]:
+    """The same house with a live house registered to open tables."""
+    async for value in _house(make_app, aiohttp_client, FakeHouse()):
+        yield value
+
+
+async def settle_abandonment(house: House, table: str, users: Sequence[int], forfeit_seat: int,
+                             *, hold: bool = True, minutes: int = 10) -> Any:
+    """A ranked 1v1 match on `table` whose player at `forfeit_seat` abandoned just now."""
+    ref = f"ranked:{table}:1"
+    if hold:
+        await ledger.hold_stakes(house.pool, ref, users, 50)
+    return await settle_match(
+        house.pool, table_id=table, match_number=1, kind=TableKind.RANKED, variant=P, seats=2,
+        users_by_seat=users, termination=Termination.ABANDONMENT,
+        winner_team=1 - forfeit_seat % 2, forfeit_seat=forfeit_seat, restart_overlap=False,
+        evidence=EVIDENCE, started_at=house.now() - timedelta(minutes=minutes),
+        ended_at=house.now())
+
+
+# --- queues -----------------------------------------------------------------------------------
+
+
+async def test_queue_widens_over_time_and_a_pair_waits_without_a_live_house(
+    house: House,
+) -> None:
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    await house.rate(ana, 1500)
+    await house.rate(bia, 1720)
+    status = await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert status["queue"]["state"] == "queued" and status["queue"]["window"] == 100
+    await bia.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert (await caio.json("/api/ranked/queue"))["queues"] == [
+        {"variant": "paulista", "seats": 2, "waiting": 2}]
+    # 220 points apart: the windows reach 200 after 20 s and 250 after 30 s
+    await house.clock.advance(25)
+    mine = (await ana.json("/api/ranked/queue"))["queue"]
+    assert mine["state"] == "queued" and mine["window"] == 200 and mine["waited_s"] == 25
+    await house.clock.advance(6)
+    paired = (await ana.json("/api/ranked/queue"))["queue"]
+    assert paired["state"] == "paired" and paired["seating"] == ["ana", "bia"]
+    assert "ainda não estão disponíveis" in paired["message"]
+    # no table was pretended: nobody's chips moved, and a rematch of the round changes nothing
+    await house.clock.advance(5)
+    assert (await bia.json("/api/ranked/queue"))["queue"]["state"] == "paired"
+    assert await house.pool.fetchval("SELECT count(*) FROM chip_entries "
+                                     "WHERE reason = 'hold'") == 0
+    # ana gives up: bia goes back to the queue with her waiting time
+    await ana.json("/api/ranked/queue/leave", {})
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    back = (await bia.json("/api/ranked/queue"))["queue"]
+    assert back["state"] == "queued" and back["waited_s"] == 36
+
+
+async def test_queue_refusals_change_nothing(house: House) -> None:
+    ana = await house.player("ana")
+    for body, code in (({"variant": "truco", "seats": 2}, "bad_queue"),
+                       ({"variant": "paulista", "seats": 3}, "bad_queue"),
+                       ({"variant": "paulista", "seats": True}, "bad_queue"),
+                       ({"variant": "paulista", "seats": 2, "partner": "nobody"},
+                        "unknown_user"),
+                       ({"variant": "paulista", "seats": 2, "partner": "ana"}, "bad_partner"),
+                       ({"variant": "paulista", "seats": 4, "partner": 7}, "bad_partner")):
+        resp = await ana.post("/api/ranked/queue", body)
+        assert resp.status in (400, 404) and (await resp.json())["error"] == code, body
+    resp = await ana.post("/api/ranked/queue/leave", {})
+    assert resp.status == 409 and (await resp.json())["error"] == "not_queued"
+    await ana.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4})
+    resp = await ana.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert resp.status == 409 and (await resp.json())["error"] == "already_queued"
+    mine = (await ana.json("/api/ranked/queue"))["queue"]
+    assert (mine["variant"], mine["seats"]) == ("mineiro", 4)
+    anonymous = await house.client.post("/api/ranked/queue", json={})
+    assert anonymous.status in (401, 403)
+
+
+async def test_a_live_house_opens_the_2v2_table_and_holds_the_stakes(staffed: House) -> None:
+    ana, bia, caio, duda = await staffed.players("ana", "bia", "caio", "duda")
+    for player, rating in ((ana, 1500), (bia, 1560), (caio, 1510), (duda, 1540)):
+        await staffed.rate(player, rating, seats=4)
+    invited = await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 4,
+                                                   "partner": "bia"})
+    assert invited["queue"]["state"] == "inviting" and invited["queue"]["partner"] == "bia"
+    duo = await bia.json("/api/ranked/queue", {"variant": "paulista", "seats": 4,
+                                               "partner": "ana"})
+    assert duo["queue"]["state"] == "queued" and duo["queue"]["partner"] == "ana"
+    await caio.json("/api/ranked/queue", {"variant": "paulista", "seats": 4})
+    await staffed.clock.advance(0.5)
+    assert staffed.launcher is not None and staffed.launcher.launched == []
+    await duda.json("/api/ranked/queue", {"variant": "paulista", "seats": 4})
+    await staffed.clock.advance(1)
+    [(kind, variant, seats, seating, stake)] = staffed.launcher.launched
+    assert (kind, variant, seats, stake) == (TableKind.RANKED, P, 4, 50)
+    # the duo (the inviter first) stays together on the even seats: it waited longest; the
+    # solos sit on the odd seats, the nearer rating first
+    assert seating == (ana.id, duda.id, bia.id, caio.id)
+    table = f"{1:016x}"
+    for player in (ana, bia, caio, duda):
+        status = (await player.json("/api/ranked/queue"))["queue"]
+        assert status["state"] == "seated" and status["table"] == table
+        assert await ledger.balance(staffed.pool, player.id) == 950
+    # the match ends: the winners share the pot, everybody is rated, all may queue again
+    service = staffed.app[RANKED]
+    settled = await service.match_ended(
+        table_id=table, match_number=1, kind=TableKind.RANKED, variant=P, seats=4,
+        users_by_seat=seating, termination=Termination.TARGET, winner_team=1,
+        forfeit_seat=None, restart_overlap=False, evidence=(), started_at=staffed.now(),
+        ended_at=staffed.now() + timedelta(minutes=12))
+    assert settled.record is None and len(settled.changes) == 4
+    balances = [await ledger.balance(staffed.pool, p.id) for p in (ana, bia, caio, duda)]
+    assert balances == [950, 950, 1050, 1050]
+    assert (await caio.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+
+
+async def test_a_failed_launch_is_tried_again(staffed: House) -> None:
+    assert staffed.launcher is not None
+    staffed.launcher.fail = True
+    ana, bia = await staffed.player("ana"), await staffed.player("bia")
+    for player in (ana, bia):
+        await player.json("/api/ranked/queue", {"variant": "argentino", "seats": 2})
+    await staffed.clock.advance(3)
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "paired"
+    staffed.launcher.fail = False
+    await staffed.clock.advance(1)
+    assert len(staffed.launcher.launched) == 1
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "seated"
+
+
+async def test_paused_or_broke_players_cannot_queue(house: House) -> None:
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    await settle_abandonment(house, "00000000000000b1", [ana.id, bia.id], 0)
+    await settle_abandonment(house, "00000000000000b2", [ana.id, caio.id], 0)
+    resp = await ana.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert resp.status == 409 and (await resp.json())["error"] == "paused"
+    # the second abandonment in a week pauses for 15 minutes, on the server's clock
+    await house.clock.advance(15 * 60 + 1)
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    # a wallet below the stake is refused too
+    await ledger.hold_stakes(house.pool, "ranked:00000000000000b3:1", [bia.id, caio.id], 1010)
+    resp = await bia.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert resp.status == 409 and (await resp.json())["error"] == "insufficient_chips"
+
+
+# --- settlement -------------------------------------------------------------------------------
+
+
+async def test_settle_match_pays_rates_and_records_once(house: House) -> None:
+    ana, bia = await house.player("ana"), await house.player("bia")
+    first = await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)
+    again = await settle_abandonment(house, TABLE, [ana.id, bia.id], 1, hold=False)
+    assert first.match_ref == again.match_ref == f"ranked:{TABLE}:1"
+    assert first.chips is not None and first.chips.new and not again.chips.new
+    assert first.changes == again.changes and first.record == again.record
+    assert first.record.user_id == bia.id and first.record.strikes == 1
+    assert [await ledger.balance(house.pool, u) for u in (ana.id, bia.id)] == [1050, 950]
+    won = await ratings.rating_of(house.pool, ana.id, P, 2)
+    assert won.rating > 1500
+    assert await house.pool.fetchval("SELECT count(*) FROM ranked_rating_history") == 2
+
+
+async def test_a_cancelled_match_is_refunded_and_not_rated(house: House) -> None:
+    ana, bia = await house.player("ana"), await house.player("bia")
+    await ledger.hold_stakes(house.pool, f"ranked:{TABLE}:1", [ana.id, bia.id], 50)
+    done = await settle_match(
+        house.pool, table_id=TABLE, match_number=1, kind=TableKind.RANKED, variant=P, seats=2,
+        users_by_seat=[ana.id, bia.id], termination=Termination.CANCELLED, winner_team=None,
+        forfeit_seat=None, restart_overlap=False, evidence=(), started_at=house.now(),
+        ended_at=house.now())
+    assert done.chips is not None and done.chips.reason is ledger.Reason.REFUND
+    assert done.changes == () and done.record is None
+    assert [await ledger.balance(house.pool, u) for u in (ana.id, bia.id)] == [1000, 1000]
+
+
+async def test_an_arena_match_is_neither_staked_nor_rated(house: House) -> None:
+    ana, bia = await house.player("ana"), await house.player("bia")
+    done = await settle_match(
+        house.pool, table_id=TABLE, match_number=1, kind=TableKind.ARENA, variant=P, seats=2,
+        users_by_seat=[ana.id, bia.id], termination=Termination.ABANDONMENT, winner_team=0,
+        forfeit_seat=1, restart_overlap=True, evidence=EVIDENCE, started_at=house.now(),
+        ended_at=house.now())
+    assert done.chips is None and done.changes == ()
+    # the live house flagged a restart during the streak: the record carries no penalty
+    assert done.record is not None and done.record.status.value == "exempt"
+    assert done.record.match_ref == f"arena:{TABLE}:1"
+
+
+@pytest.mark.parametrize("change, code", [
+    ({"kind": TableKind.PRIVATE}, "bad_result"),
+    ({"table_id": "XYZ"}, "bad_result"),
+    ({"seats": 3}, "bad_result"),
+    ({"users_by_seat": [1, 1]}, "bad_result"),
+    ({"winner_team": 2}, "bad_result"),
+    ({"forfeit_seat": 0}, "bad_result"),  # the abandoning side won
+    ({"forfeit_seat": None}, "bad_result"),
+    ({"termination": "target"}, "bad_result"),
+    ({"match_number": 0}, "bad_id"),
+    ({"evidence": [{"kind": "deadline"}]}, "bad_record"),
+    ({"ended_at": datetime(2020, 1, 1, tzinfo=UTC)}, "bad_result"),
+])
+async def test_bad_results_are_refused_and_change_nothing(
+    house: House, change: dict[str, Any], code: str,
+) -> None:
+    ana, bia = await house.player("ana"), await house.player("bia")
+    await ledger.hold_stakes(house.pool, f"ranked:{TABLE}:1", [ana.id, bia.id], 50)
+    args: dict[str, Any] = {
+        "table_id": TABLE, "match_number": 1, "kind": TableKind.RANKED, "variant": P,
+        "seats": 2, "users_by_seat": [ana.id, bia.id], "termination": Termination.ABANDONMENT,
+        "winner_team": 0, "forfeit_seat": 1, "restart_overlap": False, "evidence": EVIDENCE,
+        "started_at": house.now(), "ended_at": house.now() + timedelta(minutes=5),
+    } | change
+    with pytest.raises((RankedError, review.ReviewStoreError)) as err:
+        await settle_match(house.pool, **args)
+    assert err.value.code == code
+    assert [await ledger.balance(house.pool, u) for u in (ana.id, bia.id)] == [950, 950]
+    assert await house.pool.fetchval("SELECT count(*) FROM ranked_rating_history") == 0
+    assert await house.pool.fetchval("SELECT count(*) FROM ranked_abandonments") == 0
+
+
+# --- standings and appeals --------------------------------------------------------------------
+
+
+async def test_my_standing_shows_ratings_matches_chips_and_records(house: House) -> None:
+    ana, bia = await house.player("ana"), await house.player("bia")
+    settled = await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)
+    standing = await bia.json("/api/me/standing")
+    [rating] = standing["ratings"]
+    assert (rating["variant"], rating["seats"], rating["provisional"]) == ("paulista", 2, True)
+    assert rating["rating"] == round(settled.changes[1].after.rating, 2) < 1500
+    [match] = standing["matches"]
+    assert match["won"] is False and match["table"] == TABLE
+    assert standing["chips"]["balance"] == 950
+    assert [line["reason"] for line in standing["chips"]["ledger"]] == ["hold", "grant"]
+    [record] = standing["abandonments"]
+    assert record["status"] == "pending" and record["can_appeal"] is True
+    assert record["hands"] == [f"/hands/{TABLE}-3", f"/hands/{TABLE}-4"]
+    assert standing["pause_remaining_s"] == 0
+    assert (await ana.json("/api/me/standing"))["abandonments"] == []
+    page = await bia.get("/me")
+    assert page.status == 200
+    text = await page.text()
+    assert "Registro " + str(record["id"]) in text and "950" in text
+    assert (await house.client.get("/api/me/standing")).status == 401
+    anonymous = await house.client.get("/me", allow_redirects=False)
+    assert anonymous.status == 303 and anonymous.headers["Location"] == "/?next=/me"
+
+
+async def test_a_player_appeals_a_record_once(house: House) -> None:
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    path = f"/api/me/abandonments/{record.id}/appeal"
+    for body, status, code in (({"text": "   "}, 400, "bad_text"),
+                               ({"text": "x" * 2001}, 400, "bad_text")):
+        resp = await bia.post(path, body)
+        assert resp.status == status and (await resp.json())["error"] == code
+    resp = await ana.post(path, {"text": "not mine"})
+    assert resp.status == 403 and (await resp.json())["error"] == "forbidden"
+    done = await bia.json(path, {"text": "Minha internet caiu no meio da mão."})
+    assert done["abandonment"]["appeal"] == "Minha internet caiu no meio da mão."
+    resp = await bia.post(path, {"text": "de novo"})
+    assert resp.status == 409 and (await resp.json())["error"] == "already_appealed"
+    # the form says so in pt-BR, on the page
+    page = await bia.post(f"/me/abandonments/{record.id}/appeal", form={"text": "outra vez"})
+    assert page.status == 409 and "já teve o seu recurso" in await page.text()
+    missing = await bia.post("/api/me/abandonments/999999/appeal", {"text": "x"})
+    assert missing.status == 404
+    stored = await review.get_record(house.pool, record.id)
+    assert stored.appeal_text == "Minha internet caiu no meio da mão."
+
+
+async def test_the_appeal_form_redirects_back_to_the_record(house: House) -> None:
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    resp = await bia.post(f"/me/abandonments/{record.id}/appeal", form={"text": "caiu a luz"})
+    assert resp.status == 303
+    assert resp.headers["Location"] == f"/me?appealed={record.id}#record-{record.id}"
+    assert (await review.get_record(house.pool, record.id)).appeal_text == "caiu a luz"
+
+
+async def test_leaderboard_lists_established_ratings(house: House) -> None:
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    await house.rate(ana, 1600)
+    await house.rate(bia, 1700)
+    await house.rate(caio, 1800, rd=200)  # provisional: not listed
+    board = await ana.json("/api/ranked/leaderboard?variant=paulista&seats=2")
+    assert [(r["rank"], r["player"]) for r in board["leaderboard"]] == [(1, "bia"), (2, "ana")]
+    page = await house.client.get("/leaderboard?variant=paulista&seats=2")
+    text = await page.text()
+    assert page.status == 200 and text.index("bia") < text.index("ana") and "caio" not in text
+    bad = await house.client.get("/api/ranked/leaderboard?variant=x")
+    assert bad.status == 400 and (await bad.json())["error"] == "bad_queue"
+
+
+# --- the arena --------------------------------------------------------------------------------
+
+
+async def test_an_arena_pairs_scores_and_closes_with_a_podium(staffed: House) -> None:
+    op = await staffed.player("judge", operator=True)
+    ana, bia = await staffed.player("ana"), await staffed.player("bia")
+    refused = await ana.post("/api/ranked/arenas", {"variant": "paulista", "seats": 2})
+    assert refused.status == 403
+    created = await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2,
+                                                   "minutes": 10}, status=201)
+    arena_id = created["arena"]["id"]
+    for player in (ana, bia):
+        await player.json(f"/api/ranked/arenas/{arena_id}/join", {})
+    await staffed.clock.advance(1)
+    assert staffed.launcher is not None
+    [(kind, _, _, seating, stake)] = staffed.launcher.launched
+    assert kind is TableKind.ARENA and stake == 0
+    await staffed.app[RANKED].match_ended(
+        table_id=f"{1:016x}", match_number=1, kind=TableKind.ARENA, variant=P, seats=2,
+        users_by_seat=seating, termination=Termination.TARGET, winner_team=0,
+        forfeit_seat=None, restart_overlap=False, evidence=(), started_at=staffed.now(),
+        ended_at=staffed.now())
+    standings = (await ana.json("/api/ranked/arenas"))["arenas"][0]["standings"]
+    winner = "ana" if seating[0] == ana.id else "bia"
+    assert standings[0] == {"rank": 1, "player": winner, "points": 2, "wins": 1, "games": 1,
+                            "streak": 1, "on_fire": False}
+    await staffed.clock.advance(10 * 60)
+    [event] = (await ana.json("/api/ranked/arenas"))["arenas"]
+    assert event["state"] == "closed" and event["podium"] == [winner]
+    stored = await staffed.pool.fetchval("SELECT count(*) FROM arena_standings "
+                                         "WHERE arena_id = $1 AND podium", arena_id)
+    assert stored == 1
+    late = await bia.post(f"/api/ranked/arenas/{arena_id}/join", {})
+    assert late.status == 409
+
+
+# --- operators --------------------------------------------------------------------------------
+
+
+OPERATOR_PAGES = ("/operator/abandonments", "/operator/abandonments/1", "/operator/audit")
+OPERATOR_API = ("/api/ranked/operator/abandonments", "/api/ranked/operator/abandonments/1",
+                "/api/ranked/operator/audit")
+
+
+async def test_operator_pages_refuse_players_anonymous_users_and_forged_csrf(
+    house: House,
+) -> None:
+    op = await house.player("judge", operator=True)
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    assert record.id == 1
+    for path in OPERATOR_PAGES:
+        anonymous = await house.client.get(path, allow_redirects=False)
+        assert anonymous.status == 303 and anonymous.headers["Location"].startswith("/?next=")
+        assert (await ana.get(path)).status == 403
+        assert (await op.get(path)).status == 200
+    for path in OPERATOR_API:
+        assert (await house.client.get(path)).status == 401
+        assert (await ana.get(path)).status == 403
+        assert (await op.get(path)).status == 200
+    decision = "/operator/abandonments/1/decision"
+    refused = await ana.post(decision, form={"decision": "overturn", "note": "x"})
+    assert refused.status == 403
+    forged = await op.post(decision, form={"decision": "overturn", "note": "x"}, csrf="forged")
+    assert forged.status == 403 and (await forged.json())["error"] == "csrf_failed"
+    forged = await op.post("/api/ranked/operator/abandonments/1/decision",
+                           {"decision": "overturn", "note": "x"}, csrf="forged")
+    assert forged.status == 403
+    assert (await review.get_record(house.pool, 1)).status.value == "pending"
+    assert await ledger.balance(house.pool, bia.id) == 950
+
+
+async def test_operator_filters_the_review_queue(house: House) -> None:
+    op = await house.player("judge", operator=True)
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    await settle_abandonment(house, "00000000000000c1", [ana.id, bia.id], 1)
+    await house.clock.advance(3600)
+    await settle_abandonment(house, "00000000000000c2", [caio.id, ana.id], 0)
+
+    async def ids(query: str) -> list[int]:
+        body = await op.json("/api/ranked/operator/abandonments" + query)
+        return [r["id"] for r in body["abandonments"]]
+
+    assert await ids("") == [2, 1]
+    assert await ids("?player=BIA") == [1]
+    assert await ids("?player=nobody") == []
+    assert await ids("?kind=ranked&variant=paulista") == [2, 1]
+    assert await ids("?kind=arena") == []
+    assert await ids("?status=pending&appealed=no") == [2, 1]
+    day = house.now().date().isoformat()
+    assert await ids(f"?since={day}&until={day}") == [2, 1]
+    assert await ids(f"?since={house.now().isoformat()}") == [2]
+    assert await ids("?until=2020-01-01") == []
+    for bad in ("?status=lost", "?since=yesterday", "?kind=private", "?before=x"):
+        resp = await op.get("/api/ranked/operator/abandonments" + bad)
+        assert resp.status == 400, bad
+    page = await op.get("/operator/abandonments?player=caio")
+    text = await page.text()
+    assert "Registro 2" in text and "Registro 1" not in text
+    assert (await op.get("/operator/abandonments?since=ontem")).status == 400
+
+
+async def test_an_overturn_gives_back_rating_chips_and_pause_exactly_once(house: House) -> None:
+    op = await house.player("judge", operator=True)
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    await settle_abandonment(house, "00000000000000d1", [ana.id, bia.id], 1)
+    before = await ratings.rating_of(house.pool, bia.id, P, 2)
+    second = await settle_abandonment(house, "00000000000000d2", [caio.id, bia.id], 1)
+    after = await ratings.rating_of(house.pool, bia.id, P, 2)
+    assert await ledger.balance(house.pool, bia.id) == 900
+    assert (await bia.json("/api/me/standing"))["pause_remaining_s"] == 15 * 60
+    page = await op.get(f"/operator/abandonments/{second.record.id}")
+    text = await page.text()
+    assert f"/hands/00000000000000d2-3" in text and "Ação automática" in text
+    # uphold without a note is refused; the page says why and nothing changes
+    refused = await op.post(f"/operator/abandonments/{second.record.id}/decision",
+                            form={"decision": "overturn", "note": " "})
+    assert refused.status == 400 and "Escreva o texto" in await refused.text()
+    resp = await op.post(f"/operator/abandonments/{second.record.id}/decision",
+                         form={"decision": "overturn", "note": "Queda do provedor confirmada."})
+    assert resp.status == 303
+    assert await ledger.balance(house.pool, bia.id) == 950
+    restored = await ratings.rating_of(house.pool, bia.id, P, 2)
+    assert restored.rating == pytest.approx(after.rating - second.changes[1].delta)
+    assert restored.rating == pytest.approx(before.rating)
+    assert (await bia.json("/api/me/standing"))["pause_remaining_s"] == 0
+    # a second overturn, by form or API, is refused and gives nothing twice
+    again = await op.post(f"/api/ranked/operator/abandonments/{second.record.id}/decision",
+                          {"decision": "overturn", "note": "de novo"})
+    assert again.status == 409 and (await again.json())["error"] == "already_overturned"
+    page = await op.post(f"/operator/abandonments/{second.record.id}/decision",
+                         form={"decision": "uphold", "note": "mudei de ideia"})
+    assert page.status == 409
+    assert await ledger.balance(house.pool, bia.id) == 950
+    assert (await ratings.rating_of(house.pool, bia.id, P, 2)).rating == restored.rating
+    audit = await op.json("/api/ranked/operator/audit")
+    actions = [(a["record"], a["action"]) for a in audit["audit"]]
+    assert actions == [(2, "overturn"), (2, "created"), (1, "created")]
+    assert audit["audit"][0]["detail"]["chips_returned"] == 50
+    detail = await op.json(f"/api/ranked/operator/abandonments/{second.record.id}")
+    assert detail["abandonment"]["status"] == "overturned"
+    assert "Revertido" in await (await op.get("/operator/audit")).text()
