@@ -127,6 +127,12 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         raise ApiError(exc.status_code, exc.reason.lower().replace(" ", "_"), exc.reason) from exc
 
 
+def _is_browser_form(request: web.Request) -> bool:
+    return request.content_type in (
+        "application/x-www-form-urlencoded", "multipart/form-data"
+    ) and "text/html" in request.headers.get("Accept", "")
+
+
 @web.middleware
 async def session_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     config = request.app[CONFIG]
@@ -149,6 +155,19 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
         ):
             supplied = str((await request.post()).get("csrf", ""))
         if fresh_csrf or not accounts.csrf_ok(config.cookie_key, csrf_cookie, supplied):
+            if _is_browser_form(request):
+                # a person submitted a page's form (an old tab, cleared cookies): a page, not JSON
+                from server.pages import render
+
+                page = render(
+                    request, "error.html", status=403, title="Formulário expirado",
+                    message="Este formulário expirou ou não veio desta página. "
+                    "Recarregue a página e tente de novo.",
+                )
+                if fresh_csrf:
+                    accounts.set_cookie(page, accounts.CSRF_COOKIE, csrf_cookie,
+                                        secure=config.secure_cookies)
+                return page
             raise ApiError(403, "csrf_failed", "Missing or wrong CSRF token; reload the page.")
     response = await handler(request)
     if fresh_csrf and not response.prepared:

@@ -142,6 +142,19 @@ def start_profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def cpu_stall_seconds() -> float | None:
+    """Seconds in which some runnable task waited for a CPU (Linux pressure stall info, the
+    "some" line of /proc/pressure/cpu): how much other work crowded this machine."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as pressure:
+            for line in pressure:
+                if line.startswith("some"):
+                    return int(line.rsplit("total=", 1)[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -457,6 +470,12 @@ class ScaleResult:
     server_cpu: float  # share of one core during the window
     stats: RunStats
     sleeper_tables: int
+    stall_share: float | None  # share of the window some task waited for a CPU
+
+    @property
+    def cpu_ms_per_action(self) -> float | None:
+        applied = self.after.actions - self.before.actions
+        return None if applied <= 0 else self.server_cpu * self.window / applied * 1000
 
     @property
     def applied_per_second(self) -> float:
@@ -534,6 +553,7 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
         time.sleep(options.warmup)
         before = asyncio.run(scrape(server.base))
         cpu_before = cpu_seconds(server.pid)
+        stall_before = cpu_stall_seconds()
         profiler = None if options.profile is None else start_profile(
             server.pid, options.seconds, options.profile / f"server-{tables}.txt")
         record.set()
@@ -541,9 +561,12 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
         time.sleep(options.seconds)
         after = asyncio.run(scrape(server.base))
         cpu_after = cpu_seconds(server.pid)
+        stall_after = cpu_stall_seconds()
         rss_loaded = rss_kib(server.pid)
         stop.set()
         window = time.perf_counter() - window_start
+        stall = (None if stall_before is None or stall_after is None
+                 else (stall_after - stall_before) / window)
         results: dict[int, WorkerResult] = _collect(queue, workers, "result",
                                                     timeout=300 + tables * 0.2, procs=procs)
         if profiler is not None:
@@ -554,7 +577,8 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
                 raise BenchError(f"client worker {result.index} failed: {result.failure}")
             stats.merge(result.stats)
         return ScaleResult(tables, tables * seats, setup, window, before, after, rss_idle,
-                           rss_loaded, (cpu_after - cpu_before) / window, stats, sleeper_count)
+                           rss_loaded, (cpu_after - cpu_before) / window, stats, sleeper_count,
+                           stall)
     finally:
         for proc in procs:
             proc.join(timeout=10)
@@ -617,8 +641,12 @@ def report(result: ScaleResult, options: Options) -> None:
           f"{result.rss_loaded_kib / PAGE:.1f} MiB: {per_player_text} per connected player  "
           f"[target <= {TARGET_BYTES_PER_PLAYER // 1024} KiB: "
           f"{_verdict(None if per_player is None else per_player <= TARGET_BYTES_PER_PLAYER)}]")
-    print(f"server CPU: {result.server_cpu * 100:.0f}% of its core; group commit: "
-          f"{mean_batch:.1f} jobs per transaction")
+    per_action = result.cpu_ms_per_action
+    stall = ("n/a" if result.stall_share is None
+             else f"{result.stall_share:.0%} of the time some task waited for a CPU")
+    print(f"server CPU: {result.server_cpu * 100:.0f}% of its core, "
+          f"{'n/a' if per_action is None else f'{per_action:.2f} ms'} per applied action; "
+          f"machine: {stall}; group commit: {mean_batch:.1f} jobs per transaction")
     print(f"errors: {describe_errors(stats.errors)}; refused as out of date: "
           f"{describe_errors(stats.raced)}; reconnects: {stats.reconnects}")
     print(f"lost actions: {stats.lost} of {stats.audited} acknowledged (missing from the "
@@ -718,15 +746,14 @@ def main(argv: list[str]) -> int:
         return 2
     available = cores()
     server_core = available[0] if len(available) > 1 else None
-    if server_core is not None:
-        pin(0, [c for c in available if c != server_core])  # this process, workers, PostgreSQL
+    client_cores = [c for c in available if c != server_core]
     print(f"machine: {cpu_model()}, {len(available)} cores, {platform.system()} "
           f"{platform.machine()}")
     print(f"python: {platform.python_implementation()} {platform.python_version()}")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average before (1/5/15 min, other work on this machine): {load}")
-    placement = (f"server pinned to core {server_core}; clients and PostgreSQL on "
-                 f"{','.join(str(c) for c in available if c != server_core)}"
+    placement = (f"server pinned to core {server_core}; clients on "
+                 f"{','.join(map(str, client_cores))}; PostgreSQL on any core"
                  if server_core is not None
                  else "one core: server, clients and PostgreSQL share it")
     mode = ("full speed" if options.rate is None
@@ -739,7 +766,11 @@ def main(argv: list[str]) -> int:
     work.mkdir(parents=True, exist_ok=True)
     embedded = EmbeddedPostgres(work / "pg")
     try:
+        # PostgreSQL starts before this process pins itself, so it may use every core (the
+        # server's spare time too); the clients (spawned later) inherit the pin
         admin_url = embedded.start()
+        if server_core is not None:
+            pin(0, client_cores)
         for tables in options.tables:
             report(run_scale(options, admin_url, work, tables, server_core), options)
     except BenchError as exc:

@@ -96,6 +96,10 @@ def check_prefixes(name_prefix: str, password_prefix: str, count: int) -> None:
         raise ValueError(f"password prefix refused by the server's rules: {exc}") from None
 
 
+def _unreachable(base: URL, exc: BaseException) -> Unreachable:
+    return Unreachable(f"cannot reach {base}: {str(exc) or type(exc).__name__}")
+
+
 # --- HTTP: one account's session ------------------------------------------------------------------
 
 class BotSession:
@@ -124,7 +128,7 @@ class BotSession:
                 text = await resp.text()
                 status = resp.status
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
-            raise Unreachable(f"cannot reach {self.base}: {exc or type(exc).__name__}") from None
+            raise _unreachable(self.base, exc) from None
         try:
             data = json.loads(text) if text else None
         except ValueError:
@@ -194,7 +198,7 @@ class BotSession:
         except aiohttp.WSServerHandshakeError as exc:
             raise ProtocolError("ws_refused", exc.message, exc.status) from None
         except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-            raise Unreachable(f"cannot reach {self.base}: {exc or type(exc).__name__}") from None
+            raise _unreachable(self.base, exc) from None
 
     async def close(self) -> None:
         await self.http.close()

@@ -111,3 +111,14 @@ async def test_malformed_bodies_get_clear_errors(client: Client) -> None:
     assert resp.status == 400
     resp = await client.post("/api/login", data=b"x" * 70_000, headers=headers)
     assert resp.status == 413
+
+
+async def test_a_stale_browser_form_gets_a_page_not_json(client: Client) -> None:
+    await csrf(client)
+    resp = await client.post("/api/register", data={"name": "hal", "password": "good one 123",
+                                                    "csrf": "stale"},
+                             headers={"Accept": "text/html,application/xhtml+xml"})
+    assert resp.status == 403
+    assert resp.content_type == "text/html"
+    assert "Recarregue a página" in await resp.text()
+    assert await client.app[POOL].fetchval("SELECT count(*) FROM users") == 0

@@ -124,3 +124,34 @@ def test_unknown_viewers_are_refused() -> None:
             view(state, seat)
         with pytest.raises(ValueError):
             hidden_cards_for(state, seat)
+
+
+def test_next_raise_names_the_step_a_raise_asks_for() -> None:
+    from truco import (
+        Action,
+        ActionKind,
+        Card,
+        Deal,
+        MatchConfig,
+        Variant,
+        apply,
+        new_match,
+        start_hand,
+    )
+
+    def cards(*names: str) -> tuple[Card, Card, Card]:
+        a, b, c = (parse_card(n) for n in names)
+        return (a, b, c)
+
+    state = new_match(MatchConfig(Variant.MINEIRO, 2), first_dealer=0)
+    state, _ = start_hand(state, Deal(0, (cards("4C", "5C", "6C"), cards("4H", "5H", "6H")), None))
+    steps = []
+    for seat, kind in [(1, ActionKind.RAISE), (0, ActionKind.RAISE), (1, ActionKind.RAISE),
+                       (0, ActionKind.RAISE)]:
+        steps.append(view(state, seat)["hand"]["next_raise"])
+        state, _ = apply(state, Action(seat, kind))
+    steps.append(view(state, 1)["hand"]["next_raise"])
+    assert steps == [
+        {"name": "truco", "value": 4}, {"name": "seis", "value": 6},
+        {"name": "dez", "value": 10}, {"name": "doze", "value": 12}, None,
+    ]

@@ -110,3 +110,28 @@ async def test_private_all_human_match(live: Live, variant: str, seats: int,
     finally:
         for person in people:
             await person.close()
+
+
+async def test_short_seed_chains_are_re_anchored(make_app: AppFactory,
+                                                 aiohttp_client: Callable[..., Any],
+                                                 vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock, chain_length=3)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        client = await connect(ana, table["id"], 0)
+        await ana.post(f"/api/tables/{table['id']}/start")
+        await play_all([client])
+        chain = await fetch_chain(ana, table["id"])
+        records = hand_records(chain)
+        anchors = [e for e in chain if e["kind"] == "seed_anchor"]
+        # a new chain every 3 hands, each anchored (signed) before its first hand
+        assert [a["chain_start"] for a in anchors] == list(range(1, len(records) + 1, 3))
+        assert [r["chain_start"] for r in records] == [1 + 3 * ((r["hand"] - 1) // 3)
+                                                       for r in records]
+        commitments = [m for m in client.received if m["type"] == "commitment"]
+        assert [m["anchor"] is not None for m in commitments] == [
+            (m["hand"] - 1) % 3 == 0 for m in commitments]
+        verify_chain(chain, live.key)
+    finally:
+        await ana.close()

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import asyncpg
@@ -113,7 +114,9 @@ class House:
 
     @property
     def app(self) -> web.Application:
-        return self.client.server.app
+        app = self.client.app
+        assert isinstance(app, web.Application)
+        return app
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -553,7 +556,7 @@ async def test_operator_filters_the_review_queue(house: House) -> None:
     assert await ids("?status=pending&appealed=no") == [2, 1]
     day = house.now().date().isoformat()
     assert await ids(f"?since={day}&until={day}") == [2, 1]
-    assert await ids(f"?since={house.now().isoformat()}") == [2]
+    assert await ids("?since=" + quote(house.now().isoformat())) == [2]
     assert await ids("?until=2020-01-01") == []
     for bad in ("?status=lost", "?since=yesterday", "?kind=private", "?before=x"):
         resp = await op.get("/api/ranked/operator/abandonments" + bad)
@@ -575,8 +578,8 @@ async def test_an_overturn_gives_back_rating_chips_and_pause_exactly_once(house:
     assert (await bia.json("/api/me/standing"))["pause_remaining_s"] == 15 * 60
     page = await op.get(f"/operator/abandonments/{second.record.id}")
     text = await page.text()
-    assert f"/hands/00000000000000d2-3" in text and "Ação automática" in text
-    # uphold without a note is refused; the page says why and nothing changes
+    assert "/hands/00000000000000d2-3" in text and "Ação automática" in text
+    # a decision without a note is refused; the page says why and nothing changes
     refused = await op.post(f"/operator/abandonments/{second.record.id}/decision",
                             form={"decision": "overturn", "note": " "})
     assert refused.status == 400 and "Escreva o texto" in await refused.text()
@@ -604,3 +607,43 @@ async def test_an_overturn_gives_back_rating_chips_and_pause_exactly_once(house:
     detail = await op.json(f"/api/ranked/operator/abandonments/{second.record.id}")
     assert detail["abandonment"]["status"] == "overturned"
     assert "Revertido" in await (await op.get("/operator/audit")).text()
+
+
+# --- the players' pages -----------------------------------------------------------------------
+
+
+async def test_the_queue_and_arena_pages_work_with_plain_forms(house: House) -> None:
+    ana = await house.player("ana")
+    op = await house.player("judge", operator=True)
+    page = await ana.get("/ranked")
+    assert page.status == 200 and 'data-state="idle"' in await page.text()
+    joined = await ana.post("/ranked/queue", form={"variant": "mineiro", "seats": "4",
+                                                    "partner": ""})
+    assert joined.status == 303 and joined.headers["Location"] == "/ranked"
+    text = await (await ana.get("/ranked")).text()
+    assert 'data-state="queued"' in text and "Mineiro 2x2" in text
+    twice = await ana.post("/ranked/queue", form={"variant": "mineiro", "seats": "4"})
+    assert twice.status == 409 and "Você já está na fila" in await twice.text()
+    left = await ana.post("/ranked/queue/leave", form={})
+    assert left.status == 303
+    assert 'data-state="idle"' in await (await ana.get("/ranked")).text()
+    # an invitation lapses after ten minutes without an answer
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 4, "partner": "judge"})
+    await house.clock.advance(601)
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    # arenas: operators create them from the page, players join and leave
+    refused = await ana.post("/arena", form={"variant": "paulista", "seats": "2"})
+    assert refused.status == 403
+    bad = await op.post("/arena", form={"variant": "paulista", "seats": "2", "minutes": "0"})
+    assert bad.status == 400 and "Dados da arena inválidos" in await bad.text()
+    made = await op.post("/arena", form={"variant": "paulista", "seats": "2", "minutes": "30",
+                                         "starts_in_minutes": "5"})
+    assert made.status == 303
+    [arena] = (await ana.json("/api/ranked/arenas"))["arenas"]
+    assert arena["state"] == "upcoming"
+    assert (await ana.post(f"/arena/{arena['id']}/join", form={})).status == 303
+    text = await (await ana.get("/arena")).text()
+    assert "Sair da arena" in text and "ana" in text
+    again = await ana.post(f"/arena/{arena['id']}/join", form={})
+    assert again.status == 409 and "Você já está nessa arena" in await again.text()
+    assert (await ana.post("/arena/arena-nope/join", form={})).status == 404

@@ -14,6 +14,7 @@ from truco.cards import CANONICAL_DECK, Card
 from truco.envido import chain_name
 from truco.match import legal_actions, pending
 from truco.state import HandKind, HandState, MatchState, Play, RequestKind
+from truco.variants import VariantRules
 
 
 def _sees_hand(hand: HandState, viewer: int | None, owner: int) -> bool:
@@ -123,6 +124,15 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
     return out
 
 
+def _next_raise(rules: VariantRules, hand: HandState) -> dict[str, Any] | None:
+    """The ladder step a `raise` would ask for now (name and value), or None at the top."""
+    asked = hand.truco.level if hand.request is RequestKind.TRUCO and hand.truco else hand.level
+    step = asked + 1
+    if step > rules.top_level:
+        return None
+    return {"name": rules.raise_names[step - 1], "value": rules.ladder[step]}
+
+
 def _hand_json(state: MatchState, hand: HandState, viewer: int | None) -> dict[str, Any]:
     rules = state.config.rules
     envido: dict[str, Any] | None = None
@@ -142,6 +152,7 @@ def _hand_json(state: MatchState, hand: HandState, viewer: int | None) -> dict[s
         }
     answering = hand.answering_team
     return {
+        "next_raise": _next_raise(rules, hand),
         "kind": hand.kind.value,
         "special_name": rules.special_name if hand.kind is HandKind.ONZE else None,
         "dealer": hand.dealer,

@@ -8,6 +8,7 @@ on shutdown and then stops the tables and flushes the pending writes.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 
 from aiohttp import web
 
@@ -15,6 +16,7 @@ from server.app import CLOCK, CONFIG, METRICS, POOL
 from server.live import api
 from server.live.house import House
 from server.live.model import LiveSettings
+from server.live.table import MatchResult
 from server.live.ws import table_socket
 
 HOUSE = web.AppKey("live_house", House)
@@ -38,9 +40,29 @@ async def _close_sockets(app: web.Application) -> None:
     await app[HOUSE].close_sockets()
 
 
+async def _settle(app: web.Application, result: MatchResult) -> None:
+    """Finished ranked and arena matches go to the ranked service, when the app has one."""
+    from server.ranked.service import RANKED
+
+    service = app.get(RANKED)
+    if service is None:
+        raise RuntimeError("a ranked or arena match ended but no ranked service is running")
+    await service.match_ended(
+        table_id=result.table_id, match_number=result.match_number, kind=result.kind,
+        variant=result.variant, seats=result.seats, users_by_seat=result.users_by_seat,
+        termination=result.termination, winner_team=result.winner_team,
+        forfeit_seat=result.forfeit_seat, restart_overlap=False, evidence=result.evidence)
+
+
 def setup(app: web.Application) -> None:
+    from server.ranked.service import LAUNCHER
+
     app[LIVE_SETTINGS] = LiveSettings()
-    app[HOUSE] = House(app[CONFIG], app[CLOCK], app[METRICS], app[LIVE_SETTINGS])
+    house = House(app[CONFIG], app[CLOCK], app[METRICS], app[LIVE_SETTINGS])
+    house.settler = partial(_settle, app)
+    app[HOUSE] = house
+    # the ranked service opens its ranked and arena tables through the house
+    app[LAUNCHER] = house
     app.cleanup_ctx.append(_house)
     app.on_shutdown.append(_close_sockets)
     r = app.router

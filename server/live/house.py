@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import asyncpg
@@ -19,10 +21,10 @@ from aiohttp import WSCloseCode, web
 from server.clock import Clock
 from server.config import Config
 from server.live.model import LiveError, LiveSettings, TableKind, TableStatus
-from server.live.table import Seat, TableActor, at, ms
+from server.live.table import MatchResult, Seat, TableActor, at, ms
 from server.live.writer import GroupWriter
 from server.metrics import Metrics
-from truco import MatchConfig
+from truco import MatchConfig, Variant
 from truco.records import key_id_for
 from verifier.signing import SigningKey, signing_key_from_seed
 
@@ -53,6 +55,8 @@ class House:
         self._writer: GroupWriter | None = None
         self.run_id = 0
         self.run_started_at = 0.0
+        # settles finished ranked and arena matches (the ranked service, when there is one)
+        self.settler: Callable[[MatchResult], Awaitable[None]] | None = None
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -134,6 +138,42 @@ class House:
         log.info("table_created", extra={"table": table_id, "variant": config.variant.value,
                                          "seats": config.seats, "kind": kind.value})
         return actor
+
+    async def launch(
+        self, kind: TableKind, variant: Variant, seats: int, users_by_seat: Sequence[int],
+        stake: int,
+    ) -> str:
+        """Open a table for players the house did not seat itself (the ranked service's
+        `TableLauncher`): seat them in order, start the match, return the table id. The stake
+        is the ranked service's business (held in its ledger); the table does not need it."""
+        del stake
+        config = MatchConfig(variant, seats)
+        if len(users_by_seat) != seats or len(set(users_by_seat)) != seats:
+            raise LiveError("bad_players", f"A {seats}-seat table needs {seats} different players")
+        rows = await self.pool.fetch("SELECT id, name FROM users WHERE id = ANY($1::bigint[])",
+                                     list(users_by_seat))
+        names = {row["id"]: row["name"] for row in rows}
+        if len(names) != seats:
+            raise LiveError("unknown_user", "Every seat needs an existing player")
+        first = users_by_seat[0]
+        actor = await self.create_table(first, names[first], config, kind)
+        for seat, user in enumerate(users_by_seat[1:], start=1):
+            await actor.call(partial(actor.join, user, names[user], None, seat))
+        await actor.call(partial(actor.start_match, first))
+        return actor.id
+
+    async def settle(self, result: MatchResult) -> None:
+        """Hand a finished ranked or arena match to the ranked service (chips, ratings,
+        penalties). A failure there is logged: the table and its records stand regardless."""
+        if self.settler is None:
+            log.warning("no ranked service to settle a match",
+                        extra={"table": result.table_id, "match": result.match_number})
+            return
+        try:
+            await self.settler(result)
+        except Exception:
+            log.exception("settlement failed",
+                          extra={"table": result.table_id, "match": result.match_number})
 
     async def evidence(
         self, table_id: str, match_number: int, seat: int, since: float

@@ -50,6 +50,7 @@ from truco import (
     MatchState,
     PendingKind,
     Termination,
+    Variant,
     action_from_json,
     action_to_json,
     apply,
@@ -70,6 +71,7 @@ from truco.fairness import (
 )
 from truco.records import (
     GENESIS_HASH,
+    MAX_ACTIONS,
     DealerChoice,
     RecordEnd,
     build_record,
@@ -88,6 +90,9 @@ T = TypeVar("T")
 Audience = int | None  # a seat, or None: spectators
 Command = Callable[[], Awaitable[Any]]
 _HEX = re.compile(r"^(?:[0-9a-f]{2})+$")
+# actions kept for the clock at the end of a hand: enough automatic actions to finish any hand
+# (every card of 4 seats, plus declines)
+CLOCK_RESERVE = 24
 
 
 def at(seconds: float) -> datetime:
@@ -167,6 +172,22 @@ class Streak:
 DeadlineKey = tuple[str, int]  # ("play" | "answer", seat) or ("vote", team)
 
 
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """A finished ranked or arena match, as the ranked service settles it (stakes, ratings)."""
+
+    table_id: str
+    match_number: int
+    kind: TableKind
+    variant: Variant
+    seats: int
+    users_by_seat: tuple[int, ...]
+    termination: Termination
+    winner_team: int | None
+    forfeit_seat: int | None
+    evidence: tuple[dict[str, Any], ...]
+
+
 class TableActor:
     def __init__(
         self,
@@ -208,6 +229,8 @@ class TableActor:
         self.bot_timers: dict[DeadlineKey, Timer] = {}
         self.bot_rng = random.Random(secrets.randbits(64))
         self._empty_tokens: dict[int, int] = {}
+        # the seat whose abandonment is ending the match, with its evidence (for settlement)
+        self._forfeit: tuple[int, list[dict[str, Any]]] | None = None
         self._last_events: tuple[Event, ...] = ()
         self._tokens = 0
         self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Any] | None] | None] = (
@@ -250,7 +273,10 @@ class TableActor:
                 result = await command()
             except Exception as exc:
                 if future is None:
-                    if not isinstance(exc, LiveError):
+                    if isinstance(exc, LiveError):
+                        log.warning("table command refused",
+                                    extra={"table": self.id, "error": exc.code})
+                    else:
                         log.exception("table command failed", extra={"table": self.id})
                 elif not future.done():
                     future.set_exception(exc)
@@ -430,6 +456,8 @@ class TableActor:
             epoch == self.house.epoch
             and 0 < last_seq <= self.seq
             and last_seq + 1 >= oldest
+            # a long replay would overflow the client's send queue: a snapshot is smaller
+            and self.seq - last_seq <= self.house.settings.send_queue // 2
         )
         if replayable:
             audience = self._audience(conn)
@@ -491,18 +519,14 @@ class TableActor:
             raise LiveError("bad_seat", f"seat must be an integer 0..{self.config.seats - 1}")
         return value
 
-    def _seat_statement(self, seat: int) -> tuple[str, tuple[Any, ...]]:
-        holder = self.seats[seat]
+    def _seat_statement(self, seat: int, holder: Seat | None = None) -> tuple[str, tuple[Any, ...]]:
+        """The row of `seat` as it is, or as it will be with `holder` (written first)."""
+        holder = self.seats[seat] if holder is None else holder
         return (
             "UPDATE live_seats SET user_id = $3, bot = $4, rematch = $5"
             " WHERE table_id = $1 AND seat = $2",
             (self.id, seat, holder.user_id, holder.bot, holder.rematch),
         )
-
-    def _status_statement(self) -> tuple[str, tuple[Any, ...]]:
-        closed = at(self.now) if self.status is TableStatus.CLOSED else None
-        return ("UPDATE live_tables SET status = $2, closed_at = $3 WHERE id = $1",
-                (self.id, self.status.value, closed))
 
     async def join(self, user_id: int, name: str, invite: object, seat: object) -> None:
         if self.seat_of(user_id) is not None:
@@ -521,8 +545,9 @@ class TableActor:
             index = self._seat_index(seat)
             if not self.seats[index].free:
                 raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
-        self.seats[index] = Seat(user_id=user_id, name=name)
-        await self.house.writer.write([self._seat_statement(index)])
+        holder = Seat(user_id=user_id, name=name)
+        await self.house.writer.write([self._seat_statement(index, holder)])
+        self.seats[index] = holder
         self._log("joined", seat=index, user=name)
         self._emit_table()
 
@@ -534,40 +559,38 @@ class TableActor:
             return
         if not self.seats[index].free:
             raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
+        await self.house.writer.write([self._seat_statement(current, Seat()),
+                                       self._seat_statement(index, self.seats[current])])
         self.seats[index], self.seats[current] = self.seats[current], Seat()
-        await self.house.writer.write([self._seat_statement(current),
-                                       self._seat_statement(index)])
         self._emit_table()
 
     async def start_match(self, user_id: int) -> None:
         self._require_seated(user_id)
         self._check_open()
-        if self.kind is TableKind.TRAINING:
-            for seat in self.seats:
-                if seat.free:
-                    seat.bot, seat.name = True, "bot"
-        elif any(seat.free for seat in self.seats):
+        if self.kind is not TableKind.TRAINING and any(seat.free for seat in self.seats):
             raise LiveError("not_full", "The table starts when every seat is taken.", 409)
-        await self._new_match([self._seat_statement(i) for i in range(self.config.seats)])
+        # training: bots take the free seats
+        await self._new_match([Seat(name="bot", bot=True) if s.free else s for s in self.seats])
 
-    async def _new_match(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
-        self.match_number += 1
+    async def _new_match(self, seats: list[Seat]) -> None:
+        """Seat `seats` (nobody asking for a rematch any more) and deal the first hand."""
+        seats = [Seat(s.user_id, s.name, s.bot, rematch=False) for s in seats]
+        number = self.match_number + 1
+        await self.house.writer.write([
+            *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
+            ("UPDATE live_tables SET status = $2, closed_at = NULL WHERE id = $1",
+             (self.id, TableStatus.PLAYING.value)),
+            ("INSERT INTO live_matches (table_id, number, started_at) VALUES ($1, $2, $3)",
+             (self.id, number, at(self.now))),
+        ])
+        self.seats = seats
+        self.match_number = number
         self.status = TableStatus.PLAYING
         self.score = (0, 0)
         self.next_dealer = None
         self.state = None
         self.absent.clear()
         self.streaks.clear()
-        for holder in self.seats:
-            holder.rematch = False
-        statements = [
-            *statements,
-            *(self._seat_statement(i) for i in range(self.config.seats)),
-            self._status_statement(),
-            ("INSERT INTO live_matches (table_id, number, started_at) VALUES ($1, $2, $3)",
-             (self.id, self.match_number, at(self.now))),
-        ]
-        await self.house.writer.write(statements)
         self.house.metrics.live_tables.inc()
         self._log("match_started", match=self.match_number)
         self._emit_table()
@@ -583,11 +606,13 @@ class TableActor:
         seat = self._require_seated(user_id)
         if self.status is not TableStatus.FINISHED:
             raise LiveError("not_finished", "A rematch follows a finished match.", 409)
-        self.seats[seat].rematch = True
-        if all(s.rematch or s.bot for s in self.seats):
-            await self._new_match([])
+        asking = Seat(self.seats[seat].user_id, self.seats[seat].name, rematch=True)
+        seats = [asking if i == seat else s for i, s in enumerate(self.seats)]
+        if all(s.rematch or s.bot for s in seats):
+            await self._new_match(seats)
         else:
-            await self.house.writer.write([self._seat_statement(seat)])
+            await self.house.writer.write([self._seat_statement(seat, asking)])
+            self.seats = seats
             self._emit_table()
 
     async def leave(self, user_id: int) -> None:
@@ -595,20 +620,22 @@ class TableActor:
         if self.status is TableStatus.PLAYING:
             # leaving a match in play is resigning it
             await self._abandon(seat, AbandonTrigger.LEFT, restart_overlap=False)
-        self.seats[seat] = Seat()
-        statements = [self._seat_statement(seat)]
-        if not self._human_seats():
-            self.status = TableStatus.CLOSED
-        elif self.status is TableStatus.FINISHED:
-            self.status = TableStatus.OPEN
-        if self.status in (TableStatus.OPEN, TableStatus.CLOSED):
-            for index, holder in enumerate(self.seats):
-                holder.rematch = False
-                if holder.bot:
-                    self.seats[index] = Seat()
-                statements.append(self._seat_statement(index))
-        statements.append(self._status_statement())
-        await self.house.writer.write(statements)
+        seats = [Seat() if i == seat else s for i, s in enumerate(self.seats)]
+        status = self.status
+        if not any(s.human for s in seats):
+            status = TableStatus.CLOSED
+        elif status is TableStatus.FINISHED:
+            status = TableStatus.OPEN
+        if status in (TableStatus.OPEN, TableStatus.CLOSED):
+            # back to seating: the bots leave and nobody is waiting for a rematch any more
+            seats = [Seat() if s.bot else Seat(s.user_id, s.name) for s in seats]
+        closed = at(self.now) if status is TableStatus.CLOSED else None
+        await self.house.writer.write([
+            *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
+            ("UPDATE live_tables SET status = $2, closed_at = $3 WHERE id = $1",
+             (self.id, status.value, closed)),
+        ])
+        self.seats, self.status = seats, status
         self._log("left", seat=seat)
         self._emit_table()
         if self.status is TableStatus.CLOSED:
@@ -622,14 +649,15 @@ class TableActor:
         settings = self.house.settings
         statements: list[tuple[str, tuple[Any, ...]]] = []
         anchor: dict[str, Any] | None = None
-        if self.chain is None or not self.chain.covers(number):
+        chain = self.chain
+        if chain is None or not chain.covers(number):
             tip = secrets.token_bytes(32)
             seeds = seed_chain(tip, settings.chain_length)
             anchor = sign_statement(
                 build_seed_anchor(self.id, number, settings.chain_length, seeds[0]),
                 self.house.signing_key,
             )
-            self.chain = Chain(number, seeds, anchor)
+            chain = Chain(number, seeds, anchor)
             statements.append((
                 "INSERT INTO seed_chains (table_id, chain_start, length, tip_sealed, anchor)"
                 " VALUES ($1, $2, $3, $4, $5::jsonb)",
@@ -637,7 +665,6 @@ class TableActor:
                  seal(self.house.config.seed_key, SealedKind.TIP, self.id, number, tip),
                  json.dumps(anchor)),
             ))
-        chain = self.chain
         seed = chain.seed_for(number)
         hand = HandRun(
             number=number,
@@ -656,7 +683,7 @@ class TableActor:
              list(self.score)),
         ))
         await self.house.writer.write(statements)
-        self.hand = hand
+        self.chain, self.hand = chain, hand
         self._open_entropy()
 
     def _open_entropy(self) -> None:
@@ -782,6 +809,11 @@ class TableActor:
             raise LiveError("bad_action", "timeout is the server's clock, not a move")
         if self.hand is None or self.hand.phase is not HandPhase.PLAYING or self.state is None:
             raise LiveError("no_hand", "No hand is being played now.", 409)
+        if len(self.hand.actions) >= MAX_ACTIONS - CLOCK_RESERVE:
+            # a record holds at most MAX_ACTIONS: endless vote changes must not make the hand
+            # unrecordable; the clocks (automatic actions) finish it within the reserve
+            raise LiveError("action_limit", "This hand has had too many actions; the clock"
+                            " decides the rest.", 409)
         return await self._apply(action, automatic=False, arrival=arrival, clears_absence=True)
 
     async def _apply(
@@ -930,9 +962,18 @@ class TableActor:
         bot_timer = self.bot_timers.pop(key, None)
         if bot_timer is not None:
             bot_timer.cancel()
+        self.house.metrics.automatic_lateness.observe(max(0.0, self.now - deadline.at))
+        try:
+            await self._act_on_deadline(deadline)
+        except LiveError:
+            # not saved (the database is away): the decision stays pending with a new clock
+            if self.state is not None and self.hand is not None:
+                self._reschedule()
+            raise
+
+    async def _act_on_deadline(self, deadline: Deadline) -> None:
         seat = deadline.seat
         metrics = self.house.metrics
-        metrics.automatic_lateness.observe(max(0.0, self.now - deadline.at))
         timeout = Action(seat, ActionKind.TIMEOUT)
         if deadline.team_vote or not self.seats[seat].human:
             # a vote the partners did not agree on in time is no one's absence
@@ -994,6 +1035,7 @@ class TableActor:
                   consequence=consequence.value, restart_overlap=restart_overlap)
         if consequence is AbandonConsequence.FORFEIT:
             self.house.metrics.abandonments.inc()
+            self._forfeit = (seat, evidence)
             await self._end_match_early(team, Termination.ABANDONMENT)
 
     async def _end_match_early(self, team: int, termination: Termination) -> None:
@@ -1041,18 +1083,21 @@ class TableActor:
             " WHERE table_id = $1 AND hand = $2",
             (self.id, hand.number, json.dumps(record), digest),
         )]
-        if over:
-            assert state.outcome is not None
+        status = self.status
+        if state.outcome is not None:
+            # a cancelled match sends everybody back to the lobby
             cancelled = state.outcome.termination is Termination.CANCELLED
-            self.status = TableStatus.CLOSED if cancelled else TableStatus.FINISHED
+            status = TableStatus.CLOSED if cancelled else TableStatus.FINISHED
             statements += [
                 ("UPDATE live_matches SET termination = $3, winner = $4, ended_at = $5"
                  " WHERE table_id = $1 AND number = $2",
                  (self.id, self.match_number, state.outcome.termination.value,
                   state.outcome.winner, at(self.now))),
-                self._status_statement(),
+                ("UPDATE live_tables SET status = $2, closed_at = $3 WHERE id = $1",
+                 (self.id, status.value, at(self.now) if cancelled else None)),
             ]
         await self.house.writer.write(statements)
+        self.status = status
         self.prev_hash = digest
         self.last_hand = hand.number
         self.score = state.score
@@ -1077,6 +1122,15 @@ class TableActor:
                               "forfeit_team": forfeit_team})
         self._log("match_over", match=self.match_number,
                   termination=outcome.termination.value, winner=outcome.winner)
+        forfeit_seat, evidence = self._forfeit if self._forfeit is not None else (None, [])
+        self._forfeit = None
+        if self.kind.competitive:
+            await self.house.settle(MatchResult(
+                table_id=self.id, match_number=self.match_number, kind=self.kind,
+                variant=self.config.variant, seats=self.config.seats,
+                users_by_seat=tuple(s.user_id or 0 for s in self.seats),
+                termination=outcome.termination, winner_team=outcome.winner,
+                forfeit_seat=forfeit_seat, evidence=tuple(evidence)))
         self._emit_table()
         if self.status is TableStatus.CLOSED:
             self.house.forget(self)

@@ -16,15 +16,12 @@ from typing import Any
 
 import asyncpg
 
+from server.live.model import LiveError
 from server.metrics import Metrics
 
 log = logging.getLogger("barajamos.live.writer")
 
 Statement = tuple[str, tuple[Any, ...]]
-
-
-class WriterClosed(RuntimeError):
-    """The writer stopped (shutdown); nothing more is written."""
 
 
 @dataclass
@@ -48,12 +45,16 @@ class GroupWriter:
         self._task = asyncio.create_task(self._run(), name="group-writer")
 
     async def write(self, statements: Sequence[Statement]) -> None:
-        """Return once the statements are committed; raise if they could not be."""
+        """Return once the statements are committed; a LiveError (503) if they could not be."""
         if self._closed:
-            raise WriterClosed("the server is shutting down")
+            raise LiveError("shutting_down", "The server is shutting down; try again soon.", 503)
         job = _Job(statements)
         self._queue.put_nowait(job)
-        await job.done
+        try:
+            await job.done
+        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+            raise LiveError("unavailable", "That could not be saved; nothing changed. Try"
+                            " again.", 503) from exc
 
     async def close(self) -> None:
         """Flush what is pending, then stop."""

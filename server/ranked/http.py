@@ -1,4 +1,4 @@
-"""Ranked play over HTTP: the JSON API and the pt-BR pages (docs/RANKED.md, "HTTP").
+"""Ranked play over HTTP: the JSON API and the pt-BR pages.
 
 Players: the queues (`/ranked`, `/api/ranked/queue`), their standing (`/me`,
 `/api/me/standing`), one appeal per abandonment record, the leaderboards (`/leaderboard`) and

@@ -1,5 +1,5 @@
 """The ranked service of the house: the queues, the pairing loop, the arenas, and the settlement
-of finished ranked and arena matches (docs/RANKED.md, "The service").
+of finished ranked and arena matches (the rules they apply: docs/RANKED.md).
 
 `setup(app)` registers the service; it starts and stops with the app (`cleanup_ctx`). Every
 second of the injected clock (`CLOCK`, so tests run it in virtual time) it pairs the queues
@@ -37,7 +37,13 @@ from server.db import Conn
 from server.live.model import TableKind
 from server.ranked import arena_results, ledger, ratings, review
 from server.ranked.arena import Arena, ArenaError
-from server.ranked.matchmaking import Match, Matchmaker, QueueKey, Window
+from server.ranked.matchmaking import (
+    Match,
+    Matchmaker,
+    MatchmakingError,
+    QueueKey,
+    Window,
+)
 from server.ranked.store import Db, StoreError, check_id, transaction
 from truco.outcome import Termination
 from truco.variants import Variant
@@ -304,6 +310,7 @@ class RankedService:
         self.arena_tables: dict[str, str] = {}  # live table id -> arena id
         self._lock = asyncio.Lock()
         self._timer: Timer | None = None
+        self._timer_at = 0.0
         self._task: asyncio.Task[None] | None = None
         self._stopped = False
 
@@ -319,20 +326,45 @@ class RankedService:
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
 
-    def _has_work(self) -> bool:
-        return bool(self.matchmaker.tickets or self.formed
-                    or any(not event.recorded for event in self.arenas.values()))
+    def _next_round(self) -> float | None:
+        """When the next round has something to do: within a tick while tickets wait, tables
+        wait to open or an arena can seat players; else at the next arena start or end; None
+        when the house is idle (no timer at all)."""
+        now = self.clock.now()
+        soon = now + self.settings.tick
+        if self.matchmaker.tickets or (self.formed and self.launcher is not None):
+            return soon
+        times: list[float] = []
+        for event in self.arenas.values():
+            arena = event.arena
+            if event.recorded:
+                continue
+            if arena.closed:
+                return soon  # its results are still to be recorded
+            waiting = sum(1 for e in arena.entrants if e.active and not e.busy)
+            if arena.running(now) and waiting >= arena.seats and self.launcher is not None:
+                return soon
+            if now < arena.starts_at:
+                times.append(arena.starts_at)
+            times.append(max(arena.ends_at, soon))
+        return min(times) if times else None
 
     def _wake(self) -> None:
-        """Start the round timer if it is idle: rounds run only while there is something to
-        pair, open or close, so an idle house sets no timers."""
-        if self._timer is None and (self._task is None or self._task.done()):
+        """Something changed: make sure a round comes when it has work (a round in progress
+        schedules the next one itself when it ends)."""
+        if self._task is None or self._task.done():
             self._schedule()
 
     def _schedule(self) -> None:
-        self._timer = None
-        if not self._stopped and self._has_work():
-            self._timer = self.clock.call_at(self.clock.now() + self.settings.tick, self._on_tick)
+        when = None if self._stopped else self._next_round()
+        if self._timer is not None:
+            if when is not None and self._timer_at <= when:
+                return
+            self._timer.cancel()
+            self._timer = None
+        if when is not None:
+            self._timer_at = when
+            self._timer = self.clock.call_at(when, self._on_tick)
 
     def _on_tick(self) -> None:
         self._timer = None
@@ -367,7 +399,7 @@ class RankedService:
         if user in self.seated:
             return QueueStatus(QueueState.SEATED, table_id=self.seated[user])
         invitation = self.invitations.get(user)
-        if invitation is not None:
+        if invitation is not None and now - invitation.at <= INVITATION_LIFETIME:
             return QueueStatus(QueueState.INVITING, invitation.key, invitation.partner,
                                now - invitation.at)
         return QueueStatus(QueueState.IDLE)
@@ -406,7 +438,7 @@ class RankedService:
             now = self.clock.now()
             if partner is None:
                 rating = await self._rating(user, key)
-                self.matchmaker = self.matchmaker.enqueue(key, [(user, rating)], now)
+                self._enqueue(key, [(user, rating)], now)
             else:
                 invited = self.invitations.get(partner)
                 if invited is None or invited.partner != user or invited.key != key:
@@ -416,11 +448,17 @@ class RankedService:
                 duo = [(partner, await self._rating(partner, key)),
                        (user, await self._rating(user, key))]
                 del self.invitations[partner]
-                self.matchmaker = self.matchmaker.enqueue(key, duo, now)
+                self._enqueue(key, duo, now)
             log.info("ranked_queued", extra={"user": user, "variant": key.variant.value,
                                              "seats": key.seats, "partner": partner})
             self._wake()
             return self.status(user)
+
+    def _enqueue(self, key: QueueKey, players: list[tuple[int, float]], now: float) -> None:
+        try:
+            self.matchmaker = self.matchmaker.enqueue(key, players, now)
+        except MatchmakingError as exc:
+            raise RankedError(exc.code, str(exc)) from exc
 
     async def leave(self, user: int) -> QueueStatus:
         """Leave the queue (a duo leaves together), drop an invitation, or give up a formed
@@ -566,6 +604,7 @@ class RankedService:
                     event.arena = event.arena.finish(number, winner, self.clock.now(), abandoned)
                 except ArenaError:
                     log.exception("arena_finish_failed", extra={"arena": arena_id})
+                self._wake()
         return settlement
 
     # ---- arenas
@@ -607,6 +646,7 @@ class RankedService:
             except ArenaError as exc:
                 raise RankedError(exc.code if exc.code != "not_open" else "arena_closed",
                                   str(exc)) from exc
+            self._wake()
             return event
 
     async def leave_arena(self, user: int, arena_id: str) -> ArenaEvent:

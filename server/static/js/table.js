@@ -15,12 +15,6 @@ const tableId = root.dataset.tableId;
 const invite = new URLSearchParams(window.location.search).get("invite");
 const $ = (id) => document.getElementById(id);
 
-// Raise ladders (RULES.md): the value a hand reaches at each step, and the steps' names.
-const LADDERS = {
-  paulista: { values: [1, 3, 6, 9, 12], names: ["truco", "seis", "nove", "doze"] },
-  mineiro: { values: [2, 4, 6, 10, 12], names: ["truco", "seis", "dez", "doze"] },
-  argentino: { values: [1, 2, 3, 4], names: ["truco", "retruco", "vale cuatro"] },
-};
 const ENVIDO_NAMES = { envido: "Envido", real_envido: "Real envido", falta_envido: "Falta envido" };
 const VOTE_NAMES = {
   accept: "aceitar", decline: "correr", raise: "aumentar", envido: "envido",
@@ -393,24 +387,13 @@ function malasBuenas(points) {
   return points <= 15 ? `${points} malas` : `${points - 15} buenas`;
 }
 
-function raiseName(step) {
-  const ladder = LADDERS[variant()];
-  const name = ladder.names[step - 1] ?? "truco";
-  return { name, value: ladder.values[step] };
-}
-
-function nextRaiseStep(hand) {
-  const ladder = LADDERS[variant()];
-  const current = hand.request?.kind === "truco" ? hand.request.value : hand.value;
-  return ladder.values.indexOf(current) + 1;
-}
-
 function actionLabel(action, hand) {
   const arg = variant() === "argentino";
   const request = hand?.request;
   switch (action.do) {
     case "raise": {
-      const { name, value } = raiseName(nextRaiseStep(hand));
+      // the engine's view names the step a raise asks for (a raise is legal only below the top)
+      const { name, value } = hand.next_raise ?? { name: "truco", value: hand.value };
       const title = name.charAt(0).toUpperCase() + name.slice(1);
       return request?.kind === "truco" ? `${title}! (aumentar para ${value})` : `${title}! (vale ${value})`;
     }

@@ -1,0 +1,134 @@
+"""An operator reviews an abandonment in a real Chromium against the real server (real TCP port,
+real clock): the record comes from `settle_match` as the live house will report it, the player
+appeals it on their page, the operator finds it with the filters, reads the evidence timeline
+and overturns it with a note; the stake, the rating points and the pause come back once. The
+pages are checked at 375 px and at desktop width (screens under `artifacts/`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from aiohttp import web
+from playwright.async_api import Browser, expect
+
+from server.accounts import MINIMUM, Role, register, set_role
+from server.app import POOL
+from server.live.model import TableKind
+from server.ranked import ledger, ratings, review
+from server.ranked.service import settle_match
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    PHONE,
+    LiveServer,
+    browser_fixture,
+    new_page,
+    no_horizontal_scroll,
+    screenshot,
+    signup,
+)
+from tests.test_ranked_http import EVIDENCE, ranked_app
+from truco.outcome import Termination
+from truco.variants import Variant
+
+pytestmark = pytest.mark.timeout(180)
+TABLE = "00000000000000e1"
+
+
+@pytest.fixture(name="ranked_server")
+async def ranked_server_fixture(
+    make_app: Callable[..., web.Application], aiohttp_server: Callable[..., Awaitable[Any]]
+) -> AsyncIterator[LiveServer]:
+    server = await aiohttp_server(ranked_app(make_app, None))
+    live = LiveServer(str(server.make_url("/")).rstrip("/"), server.app)
+    try:
+        yield live
+    finally:
+        await server.close()
+    assert not live.page_errors, f"JavaScript errors in the pages: {live.page_errors}"
+
+
+async def test_an_operator_overturns_an_appealed_abandonment(
+    ranked_server: LiveServer, browser: Browser
+) -> None:
+    live = ranked_server
+    pool = live.app[POOL]
+    player = await new_page(browser, live, PHONE)
+    await signup(player, live, "bia")
+    judge = await new_page(browser, live)
+    await signup(judge, live, "judge")
+    assert await set_role(pool, "judge", Role.OPERATOR)
+    ana = await register(pool, "ana", "truco na praia 42", MINIMUM)
+    bia = await pool.fetchval("SELECT id FROM users WHERE name = 'bia'")
+    # two abandonments by bia within the hour: the second pauses her for 15 minutes
+    now = datetime.now(UTC)
+    for number, table in enumerate((TABLE, "00000000000000e2"), start=1):
+        await ledger.hold_stakes(pool, f"ranked:{table}:1", [ana.id, bia], 50)
+        await settle_match(
+            pool, table_id=table, match_number=1, kind=TableKind.RANKED,
+            variant=Variant.PAULISTA, seats=2, users_by_seat=[ana.id, bia],
+            termination=Termination.ABANDONMENT, winner_team=0, forfeit_seat=1,
+            restart_overlap=False, evidence=EVIDENCE,
+            started_at=now - timedelta(minutes=30 - number), ended_at=now - timedelta(
+                minutes=10 - number))
+    lost = await ratings.rating_of(pool, bia, Variant.PAULISTA, 2)
+    assert await ledger.balance(pool, bia) == 900
+
+    # the player appeals the latest record from her page, on a phone
+    await player.goto(live.url("/me"))
+    await expect(player.locator("#pause")).to_contain_text("Suspenso")
+    await player.get_by_label("Contestar este registro").first.fill(
+        "A luz acabou no bairro inteiro.")
+    await player.get_by_role("button", name="Enviar recurso").first.click()
+    await expect(player.get_by_text("A luz acabou no bairro inteiro.")).to_be_visible()
+    assert await no_horizontal_scroll(player)
+
+    # the operator filters the queue by player and opens the appealed record
+    await judge.goto(live.url("/operator/abandonments"))
+    await judge.get_by_label("Jogador").fill("bia")
+    await judge.get_by_label("Recurso").select_option("yes")
+    await judge.get_by_role("button", name="Filtrar").click()
+    records = judge.locator("#records li")
+    await expect(records).to_have_count(1)
+    await records.get_by_role("link").click()
+    await expect(judge.get_by_role("heading", name="Registro de abandono 2")).to_be_visible()
+    await expect(judge.locator("#appeal-text")).to_have_text("A luz acabou no bairro inteiro.")
+    timeline = judge.locator("#timeline li")
+    await expect(timeline).to_have_count(len(EVIDENCE))
+    await expect(timeline.nth(0)).to_contain_text("Desconectou")
+    await expect(timeline.nth(2)).to_contain_text("Ação automática")
+    hand = judge.locator("#hands").get_by_role("link", name="Registro assinado da mão "
+                                                            "00000000000000e2-3")
+    await expect(hand).to_have_attribute("href", "/hands/00000000000000e2-3")
+    await screenshot(judge, "operator-abandonment")
+
+    # overturn it from the keyboard: the choice and the note are labelled fields
+    await judge.get_by_label("Reverter").check()
+    await judge.get_by_label("Nota da decisão").fill("Queda de energia confirmada.")
+    await judge.get_by_role("button", name="Registrar decisão").focus()
+    await judge.keyboard.press("Enter")
+    await expect(judge.locator("#decision-done")).to_contain_text("revertido")
+    await expect(judge.locator("#record-status")).to_have_text("Revertido")
+    await expect(judge.locator("#record-audit")).to_contain_text("Queda de energia confirmada.")
+    await expect(judge.get_by_role("button", name="Registrar decisão")).to_have_count(0)
+
+    assert await ledger.balance(pool, bia) == 950
+    back = await ratings.rating_of(pool, bia, Variant.PAULISTA, 2)
+    history = await ratings.history(pool, bia, Variant.PAULISTA, 2)
+    assert history[0].reason == "reversal"
+    assert back.rating == pytest.approx(lost.rating - (history[1].rating_after
+                                                       - history[1].rating_before))
+    assert await review.pause_remaining(pool, bia, datetime.now(UTC)) == timedelta(0)
+
+    # the audit log page, and the phone width for the operator's pages
+    await judge.set_viewport_size({"width": PHONE["width"], "height": PHONE["height"]})
+    await judge.goto(live.url("/operator/audit"))
+    await expect(judge.locator("#audit li").first).to_contain_text("Revertido")
+    assert await no_horizontal_scroll(judge)
+    await judge.goto(live.url("/operator/abandonments/2"))
+    assert await no_horizontal_scroll(judge)
+    await screenshot(judge, "operator-abandonment-phone")
+    await player.reload()
+    await expect(player.locator("#pause")).to_contain_text("Sem suspensão")
+    await expect(player.locator("#chips-balance")).to_have_text("950")

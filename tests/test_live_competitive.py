@@ -1,0 +1,105 @@
+"""Ranked and arena tables, opened through the house's launcher (the ranked service's way in):
+the short clock, the stricter abandonment limit, no empty-seat cancel, and the finished match
+handed over for settlement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from server.app import POOL
+from server.clock import VirtualClock
+from server.live.model import LiveError, TableKind
+from server.live.table import MatchResult, ms
+from server.ranked.service import LAUNCHER
+from tests.conftest import AppFactory
+from tests.test_live_clocks import drain, run_clock
+from tests.test_live_helpers import (
+    Live,
+    connect,
+    fetch_chain,
+    hand_records,
+    players,
+    start_live,
+    verify_chain,
+)
+from truco import Termination, Variant
+
+
+@pytest.fixture
+async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+               vclock: VirtualClock) -> Live:
+    return await start_live(make_app, aiohttp_client, vclock)
+
+
+async def _user_ids(live: Live, *names: str) -> list[int]:
+    rows = await live.app[POOL].fetch(
+        "SELECT id, name FROM users WHERE name = ANY($1::text[])", list(names))
+    ids = {row["name"]: row["id"] for row in rows}
+    return [ids[name] for name in names]
+
+
+async def test_ranked_clock_abandonment_and_settlement(live: Live,
+                                                      vclock: VirtualClock) -> None:
+    ana, bia = await players(live.base, "ana", "bia")
+    settled: list[MatchResult] = []
+
+    async def settle(result: MatchResult) -> None:
+        settled.append(result)
+
+    live.house.settler = settle
+    try:
+        assert live.app[LAUNCHER] is live.house
+        users = await _user_ids(live, "ana", "bia")
+        tid = await live.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, stake=50)
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert status == 200
+        table = body["table"]
+        assert table["kind"] == "ranked" and table["status"] == "playing"
+        assert [p["name"] for p in table["players"]] == ["ana", "bia"]
+        client = await connect(ana, tid, 0)
+        client.autoplay = True
+        await drain(client, react=True)
+        await vclock.advance(3.0)  # bia never comes: no entropy from her
+        await drain(client, react=True)
+        dealt = vclock.now()
+        bia_deadlines = [p["deadline_ms"] for m in client.received if m["type"] == "update"
+                         for p in m["pending"] if p["seat"] == 1]
+        if bia_deadlines:
+            assert bia_deadlines[0] == ms(dealt + 10.0)  # ranked: 10 s, not 20
+        # well past a minute with bia's seat empty: no cancel at ranked tables, she abandons
+        await run_clock(vclock, client, 30.0, lambda: client.over is not None)
+        assert client.over is not None and client.over["termination"] == "abandonment"
+        assert client.over["forfeit_team"] == 1
+        automatic = [e for m in client.received if m["type"] == "update" for e in m["events"]
+                     if e.get("automatic") and e.get("seat") == 1]
+        assert len(automatic) == 5  # the 6th deadline is the forfeit
+        chain = await fetch_chain(ana, tid)
+        assert hand_records(chain)[-1]["end"] == "abandonment"
+        verify_chain(chain, live.key)
+        (result,) = settled
+        assert (result.table_id, result.kind, result.users_by_seat) == (
+            tid, TableKind.RANKED, tuple(users))
+        assert result.termination is Termination.ABANDONMENT and result.winner_team == 0
+        assert result.forfeit_seat == 1
+        assert [e["kind"] for e in result.evidence].count("automatic") == 5
+    finally:
+        await ana.close()
+        await bia.close()
+
+
+async def test_launch_refusals(live: Live) -> None:
+    ana, = await players(live.base, "ana")
+    try:
+        (user,) = await _user_ids(live, "ana")
+        with pytest.raises(LiveError) as refused:
+            await live.house.launch(TableKind.ARENA, Variant.MINEIRO, 2, [user, user], stake=0)
+        assert refused.value.code == "bad_players"
+        with pytest.raises(LiveError) as refused:
+            await live.house.launch(TableKind.ARENA, Variant.MINEIRO, 2, [user, 999999], stake=0)
+        assert refused.value.code == "unknown_user"
+        assert live.house.tables == {}
+    finally:
+        await ana.close()
