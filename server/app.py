@@ -309,4 +309,8 @@ def create_app(
     from server.pages import setup as setup_pages
 
     setup_pages(app)
+    # ranked queues, standings, arena and the operators' abandonment review
+    from server.ranked.http import setup as setup_ranked
+
+    setup_ranked(app)
     return app

@@ -648,7 +648,8 @@ def report(result: ScaleResult, options: Options) -> None:
           f"{'n/a' if per_action is None else f'{per_action:.2f} ms'} per applied action; "
           f"machine: {stall}; group commit: {mean_batch:.1f} jobs per transaction")
     print(f"errors: {describe_errors(stats.errors)}; refused as out of date: "
-          f"{describe_errors(stats.raced)}; reconnects: {stats.reconnects}")
+          f"{describe_errors(stats.raced)}; applied to the next hand: {stats.stale_applied}; "
+          f"reconnects: {stats.reconnects}")
     print(f"lost actions: {stats.lost} of {stats.audited} acknowledged (missing from the "
           f"events {stats.lost_events}, the written rows {stats.lost_durable}, the hand records "
           f"{stats.lost_records}); sent but unanswered at the stop: {stats.unacked}  "

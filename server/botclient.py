@@ -237,6 +237,9 @@ class RunStats:
     lost_durable: int = 0
     unverified: int = 0
     unacked: int = 0
+    # actions chosen on one hand's view but applied to the next hand (the protocol's action
+    # message names no hand, so a move that crosses the hand's end is applied where it is legal)
+    stale_applied: int = 0
 
     @property
     def lost(self) -> int:
@@ -245,7 +248,7 @@ class RunStats:
     def merge(self, other: RunStats) -> None:
         for name in ("actions", "window_actions", "entropy", "sent_actions", "matches",
                      "reconnects", "audited", "lost_events", "lost_records", "lost_durable",
-                     "unverified", "unacked"):
+                     "unverified", "unacked", "stale_applied"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors.update(other.errors)
         self.raced.update(other.raced)
@@ -357,7 +360,7 @@ class BotSeat:
         self.match_number = 0
         self.hand = 0
         self.finished = False
-        self.seen: set[EventKey] = set()  # update events received
+        self.seen: dict[EventKey, int] = {}  # update events received -> their hand
         self.snapshots: list[EventKey] = []  # where a snapshot replaced missed events
         self._acted_seq = -1
         self._entropy_sent: set[tuple[int | None, int]] = set()
@@ -366,6 +369,7 @@ class BotSeat:
         self._turn: asyncio.Task[None] | None = None
         self._ending: asyncio.Task[None] | None = None
         self._handled_match = 0  # the last match whose end this seat answered
+        self._leaving = False
         self._throttle = _Throttle(DEFAULT_RATE)
         self._my_deadlines: dict[int, float] = {}  # a sleeper's pending deadlines (unix s)
         run.seats.append(self)
@@ -507,7 +511,7 @@ class BotSeat:
         if kind == "update":
             now = time.perf_counter()
             key = (self.epoch, seq)
-            self.seen.add(key)
+            self.seen[key] = int(data["hand"])
             self.run.arrived(key, now)
             self.hand = int(data["hand"])
             self.view = data.get("view")
@@ -562,11 +566,18 @@ class BotSeat:
             self.run.stats.entropy += 1
             return
         parsed = action_from_json({**action, "seat": self.seat})
-        self.run.acknowledged(AckedAction(self.epoch, int(data["seq"]), hand, parsed), at)
+        seq = int(data["seq"])
+        # the update an action produced precedes its ack on this socket: it names the hand the
+        # server applied the action to
+        applied = self.seen.get((self.epoch, seq), hand)
+        if applied != hand:
+            self.run.stats.stale_applied += 1
+        self.run.acknowledged(AckedAction(self.epoch, seq, applied, parsed), at)
 
     def _refused(self, data: Json) -> None:
         code = str(data.get("error"))
-        if code in RACE_CODES:
+        # a move still in flight when this seat left its table is a spectator's move by then
+        if code in RACE_CODES or (self._leaving and code == "not_seated"):
             self.run.stats.raced[code] += 1
         else:
             self._error(code)
@@ -633,6 +644,7 @@ class BotSeat:
             if self.run.wants_more:
                 await self.session.rematch(table_id)
                 return
+            self._leaving = True
             await self.session.leave(table_id)
         except ProtocolError as exc:
             # not_finished: the rematch already started (the snapshot was older than that)
@@ -892,7 +904,8 @@ def main(argv: list[str]) -> int:
     print(f"actions: {stats.actions} acknowledged ({stats.sent_actions} sent), "
           f"entropy: {stats.entropy}")
     print(f"errors: {describe_errors(stats.errors)}; reconnects: {stats.reconnects}")
-    print(f"refused as out of date (raced another seat): {describe_errors(stats.raced)}")
+    print(f"refused as out of date (raced another seat): {describe_errors(stats.raced)}; "
+          f"applied to the next hand: {stats.stale_applied}")
     print(f"latency action -> every seat: {describe_latency(stats.latencies)}")
     print(f"lost actions: {stats.lost} of {stats.audited} acknowledged "
           f"(missing from events {stats.lost_events}, from hand records {stats.lost_records})")

@@ -63,13 +63,15 @@ async def test_an_operator_overturns_an_appealed_abandonment(
     bia = await pool.fetchval("SELECT id FROM users WHERE name = 'bia'")
     # two abandonments by bia within the hour: the second pauses her for 15 minutes
     now = datetime.now(UTC)
+    evidence = [dict(item, at_ms=int((now - timedelta(minutes=9)).timestamp() * 1000) + i * 2000)
+                for i, item in enumerate(EVIDENCE)]
     for number, table in enumerate((TABLE, "00000000000000e2"), start=1):
         await ledger.hold_stakes(pool, f"ranked:{table}:1", [ana.id, bia], 50)
         await settle_match(
             pool, table_id=table, match_number=1, kind=TableKind.RANKED,
             variant=Variant.PAULISTA, seats=2, users_by_seat=[ana.id, bia],
             termination=Termination.ABANDONMENT, winner_team=0, forfeit_seat=1,
-            restart_overlap=False, evidence=EVIDENCE,
+            restart_overlap=False, evidence=evidence,
             started_at=now - timedelta(minutes=30 - number), ended_at=now - timedelta(
                 minutes=10 - number))
     lost = await ratings.rating_of(pool, bia, Variant.PAULISTA, 2)
@@ -103,8 +105,8 @@ async def test_an_operator_overturns_an_appealed_abandonment(
     await expect(hand).to_have_attribute("href", "/hands/00000000000000e2-3")
     await screenshot(judge, "operator-abandonment")
 
-    # overturn it from the keyboard: the choice and the note are labelled fields
-    await judge.get_by_label("Reverter").check()
+    # overturn it from the keyboard: the decision and the note are labelled fields
+    await judge.get_by_label("O que fazer com o registro").select_option("overturn")
     await judge.get_by_label("Nota da decisão").fill("Queda de energia confirmada.")
     await judge.get_by_role("button", name="Registrar decisão").focus()
     await judge.keyboard.press("Enter")
@@ -132,3 +134,30 @@ async def test_an_operator_overturns_an_appealed_abandonment(
     await player.reload()
     await expect(player.locator("#pause")).to_contain_text("Sem suspensão")
     await expect(player.locator("#chips-balance")).to_have_text("950")
+    for path in ("/ranked", "/leaderboard", "/arena", "/me"):
+        await player.goto(live.url(path))
+        await expect(player.get_by_role("navigation", name="Ranqueadas")).to_be_visible()
+        assert await no_horizontal_scroll(player), path
+    await judge.goto(live.url("/operator/abandonments"))
+    assert await no_horizontal_scroll(judge)
+    await screenshot(player, "ranked-me-phone")
+
+
+async def test_a_player_queues_from_the_page_with_the_keyboard(
+    ranked_server: LiveServer, browser: Browser
+) -> None:
+    live = ranked_server
+    page = await new_page(browser, live, PHONE)
+    await signup(page, live, "caio")
+    await page.goto(live.url("/ranked"))
+    await expect(page.locator("#queue-state")).to_have_attribute("data-state", "idle")
+    await page.get_by_label("Variante").select_option("argentino")
+    await page.get_by_label("Formato").select_option("2")
+    await page.get_by_role("button", name="Entrar na fila").focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    await expect(page.get_by_text("Argentino 1x1", exact=True)).to_be_visible()
+    assert await no_horizontal_scroll(page)
+    await screenshot(page, "ranked-queue-phone")
+    await page.get_by_role("button", name="Sair da fila").click()
+    await expect(page.locator("#queue-state")).to_have_attribute("data-state", "idle")

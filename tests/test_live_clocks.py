@@ -48,14 +48,14 @@ async def drain(client: SeatClient, react: bool = False) -> list[dict[str, Any]]
 
 
 async def run_clock(vclock: VirtualClock, client: SeatClient, step: float,
-                    until: Callable[[], bool], limit: int = 400) -> None:
+                    until: Callable[[], bool], limit: int = 400, react: bool = False) -> None:
     """Move virtual time (straight to the next timer, at most `step` at once) until `until`."""
     for _ in range(limit):
         if until():
             return
         due = vclock.next_deadline
         await vclock.advance(step if due is None else min(step, max(0.0, due - vclock.now())))
-        await drain(client)
+        await drain(client, react)
     raise AssertionError("the clock ran out before the expected event")
 
 

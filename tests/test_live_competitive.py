@@ -67,10 +67,9 @@ async def test_ranked_clock_abandonment_and_settlement(live: Live,
         dealt = vclock.now()
         bia_deadlines = [p["deadline_ms"] for m in client.received if m["type"] == "update"
                          for p in m["pending"] if p["seat"] == 1]
-        if bia_deadlines:
-            assert bia_deadlines[0] == ms(dealt + 10.0)  # ranked: 10 s, not 20
+        assert bia_deadlines and bia_deadlines[0] == ms(dealt + 10.0)  # ranked: 10 s, not 20
         # well past a minute with bia's seat empty: no cancel at ranked tables, she abandons
-        await run_clock(vclock, client, 30.0, lambda: client.over is not None)
+        await run_clock(vclock, client, 30.0, lambda: client.over is not None, react=True)
         assert client.over is not None and client.over["termination"] == "abandonment"
         assert client.over["forfeit_team"] == 1
         automatic = [e for m in client.received if m["type"] == "update" for e in m["events"]

@@ -165,6 +165,7 @@ class SeatClient:
     next_id: int = 0
 
     unanswered: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    entropy_sent: dict[int, str] = field(default_factory=dict)
 
     async def send(self, message: dict[str, Any]) -> None:
         if message.get("id") is not None:
@@ -232,8 +233,9 @@ class SeatClient:
         if due and self.send_entropy and self.seat is not None:
             number = data["hand"] if data["type"] == "commitment" else hand["hand"]  # type: ignore[index]
             self.next_id += 1
+            self.entropy_sent[number] = secrets.token_hex(32)
             await self.send({"type": "entropy", "id": f"e{self.next_id}", "hand": number,
-                             "hex": secrets.token_hex(32)})
+                             "hex": self.entropy_sent[number]})
         if data["type"] in ("update", "snapshot") and self.autoplay and self.view \
                 and self.view.get("legal") and self.acted_at != self.last_seq:
             self.acted_at = self.last_seq

@@ -75,10 +75,9 @@ async def test_private_table_seating(live: Live) -> None:
         assert table["you"] == 0 and table["status"] == "open"
         invite = table["invite"]
         assert invite and len(invite) == 9
-        # the list shows open tables, never the invite
+        # private tables are never advertised in the list
         status, body = await bia.get("/api/tables")
-        listed = [t for t in body["tables"] if t["id"] == tid]
-        assert listed and listed[0]["invite"] is None and listed[0]["you"] is None
+        assert status == 200 and tid not in [t["id"] for t in body["tables"]]
         # a private table is not shown to outsiders in detail
         status, body = await bia.get(f"/api/tables/{tid}")
         assert (status, body["error"]) == (404, "table_not_found")
@@ -129,6 +128,10 @@ async def test_training_join_leave_and_close(live: Live) -> None:
         table = await create_table(ana, "argentino", 4, "training")
         tid = table["id"]
         assert table["invite"] is None
+        # training tables are listed for anyone to join
+        status, body = await bia.get("/api/tables")
+        (listed,) = [t for t in body["tables"] if t["id"] == tid]
+        assert listed["you"] is None and listed["status"] == "open"
         status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 2})
         assert status == 200 and body["table"]["you"] == 2
         status, body = await bia.post(f"/api/tables/{tid}/leave")

@@ -190,10 +190,13 @@ async def test_fuzz_refused_messages_change_nothing(live: Live) -> None:
         assert waiter.view is not None
         waiter_seat = waiter.seat
         mine = [c["card"] for c in waiter.view["hand"]["players"][waiter_seat]["hand"]]
-        theirs = [c for c in ("4C", "5H", "6S", "7D", "QC", "3D") if c not in mine]
+        assert mover.view is not None and mover.seat is not None
+        movers = [c["card"] for c in mover.view["hand"]["players"][mover.seat]["hand"]]
+        not_movers = [c for c in ("4C", "5H", "6S", "7D", "QC", "3D") if c not in movers]
         wrong_moves = [{"do": "play", "card": mine[0]}, {"do": "raise"}, {"do": "accept"}]
-        right_moves = [{"do": "play", "card": theirs[0]}, {"do": "fold"}, {"do": "envido"},
-                       {"do": "play", "position": 0}]
+        # the mover's turn, but a card it does not hold, or moves this variant does not have
+        right_moves = [{"do": "play", "card": not_movers[0]}, {"do": "fold"},
+                       {"do": "envido"}, {"do": "play", "position": 0}]
         rng = random.Random(3)
         junk = ["".join(rng.choice('{}[]":,aex0159 ') for _ in range(rng.randint(1, 40)))
                 for _ in range(30)]

@@ -71,6 +71,8 @@ def ranked_app(make_app: Callable[..., web.Application], clock: VirtualClock | N
         ranked_http.setup(app)
     if launcher is not None:
         app[LAUNCHER] = launcher
+    elif LAUNCHER in app:  # the live house registers itself: these tests run without it
+        del app[LAUNCHER]
     return app
 
 
@@ -314,6 +316,29 @@ async def test_paused_or_broke_players_cannot_queue(house: House) -> None:
     await ledger.hold_stakes(house.pool, "ranked:00000000000000b3:1", [bia.id, caio.id], 1010)
     resp = await bia.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
     assert resp.status == 409 and (await resp.json())["error"] == "insufficient_chips"
+
+
+
+async def test_one_place_at_a_time_and_a_duo_needs_an_eligible_partner(house: House) -> None:
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    op = await house.player("judge", operator=True)
+    arena = (await op.json("/api/ranked/arenas", {"variant": "mineiro", "seats": 2},
+                           status=201))["arena"]["id"]
+    await ana.json(f"/api/ranked/arenas/{arena}/join", {})
+    resp = await ana.post("/api/ranked/queue", {"variant": "mineiro", "seats": 2})
+    assert resp.status == 409 and (await resp.json())["error"] == "in_arena"
+    await bia.json("/api/ranked/queue", {"variant": "mineiro", "seats": 2})
+    resp = await bia.post(f"/api/ranked/arenas/{arena}/join", {})
+    assert resp.status == 409 and (await resp.json())["error"] == "already_queued"
+    # the judge invites caio, then is paused: the duo does not form, and caio is told why
+    duo = {"variant": "paulista", "seats": 4}
+    await op.json("/api/ranked/queue", duo | {"partner": "caio"})
+    await settle_abandonment(house, "00000000000000f1", [ana.id, op.id], 1)
+    await settle_abandonment(house, "00000000000000f2", [caio.id, op.id], 1)
+    resp = await caio.post("/api/ranked/queue", duo | {"partner": "judge"})
+    assert resp.status == 409 and (await resp.json())["error"] == "partner_paused"
+    assert (await caio.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    assert (await op.json("/api/ranked/queue"))["queue"]["state"] == "inviting"
 
 
 # --- settlement -------------------------------------------------------------------------------
@@ -647,3 +672,50 @@ async def test_the_queue_and_arena_pages_work_with_plain_forms(house: House) -> 
     again = await ana.post(f"/arena/{arena['id']}/join", form={})
     assert again.status == 409 and "Você já está nessa arena" in await again.text()
     assert (await ana.post("/arena/arena-nope/join", form={})).status == 404
+
+
+# --- with the live house ----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def wired(make_app: Callable[..., web.Application],
+                aiohttp_client: Callable[..., Awaitable[TestClient]]  # type: ignore[type-arg]
+                ) -> AsyncIterator[House]:
+    """The app as the factory wires it: the live house opens the ranked tables and reports
+    their results."""
+    clock = VirtualClock()
+    app = make_app(clock=clock)
+    if RANKED_SETTINGS not in app:
+        ranked_http.setup(app)
+    if LAUNCHER not in app:
+        pytest.skip("the live house does not open ranked tables in this build")
+    house = House(await aiohttp_client(app), clock, None)
+    try:
+        yield house
+    finally:
+        for session in house.sessions:
+            await session.close()
+
+
+async def test_a_ranked_match_through_the_live_house_ends_by_abandonment(wired: House) -> None:
+    ana, bia = await wired.players("ana", "bia")
+    for player in (ana, bia):
+        await player.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await wired.clock.advance(1)
+    status = (await ana.json("/api/ranked/queue"))["queue"]
+    assert status["state"] == "seated", status
+    table = status["table"]
+    listed = await ana.json(f"/api/tables/{table}")
+    assert listed["table"]["kind"] == "ranked" and listed["table"]["status"] == "playing"
+    assert await ledger.balance(wired.pool, ana.id) == 950
+    # bia leaves mid-match: she resigns by abandonment; the house reports it, the service settles
+    seat_of = {p["name"]: p["seat"] for p in listed["table"]["players"]}
+    await bia.json(f"/api/tables/{table}/leave", {})
+    await wired.clock.advance(1)
+    assert await ledger.balance(wired.pool, ana.id) == 1050
+    assert await ledger.balance(wired.pool, bia.id) == 950
+    [record] = (await bia.json("/api/me/standing"))["abandonments"]
+    assert record["match"] == f"ranked:{table}:1" and record["status"] == "pending"
+    assert record["source"] == f"live:{table}:1:{seat_of['bia']}"
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    assert (await ratings.rating_of(wired.pool, ana.id, P, 2)).rating > 1500

@@ -107,8 +107,11 @@ async def list_tables(request: web.Request) -> web.StreamResponse:
         if mine:
             keep = body["you"] is not None and body["status"] != TableStatus.CLOSED.value
         else:
-            keep = body["status"] == TableStatus.OPEN.value and any(
-                p["name"] is None and not p["bot"] for p in body["players"])
+            # private tables are joined by invitation: they are not advertised, so their ids
+            # (and with them their public records) stay with their players
+            keep = (actor.kind is not TableKind.PRIVATE
+                    and body["status"] == TableStatus.OPEN.value
+                    and any(p["name"] is None and not p["bot"] for p in body["players"]))
         if keep:
             tables.append(body)
         if len(tables) >= house.settings.list_limit:

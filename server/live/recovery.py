@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from server.live.model import HandPhase, TableKind, TableStatus
-from server.live.seeds import SealedKind, unseal
+from server.live.seeds import SealedKind, SealError, unseal
 from server.live.table import Chain, HandRun, Seat, Streak, TableActor
 from truco import MatchConfig, action_from_json, apply
 from truco.fairness import commitment, seed_chain
@@ -39,8 +39,13 @@ async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
             " LEFT JOIN users u ON u.id = t.owner_id"
             " WHERE t.status <> 'closed' ORDER BY t.created_at, t.id")
         for row in rows:
-            actor = await _restore(house, conn, row)
-            actors.append(actor)
+            try:
+                actors.append(await _restore(house, conn, row))
+            except (ValueError, KeyError, RuntimeError, SealError) as exc:
+                # one table that cannot be rebuilt (a seed key that does not open its seeds, a
+                # row that does not replay) must not keep the house closed: it stays as written
+                # for an operator to look at, and is not served
+                log.error("table not restored", extra={"table": row["id"], "error": str(exc)})
     for actor in actors:
         actor.start()
         if actor.status is TableStatus.PLAYING:

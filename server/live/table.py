@@ -784,6 +784,10 @@ class TableActor:
             await self._begin_hand()
         elif self.hand.phase is HandPhase.ENTROPY:
             self._open_entropy()
+        elif self.state is not None and (self.state.hand_over or self.state.outcome is not None):
+            # the crash came after the hand's last action was written but before its record
+            # was: record it now (the seed is revealed as if nothing had happened), then go on
+            await self._finish_hand(RecordEnd.COMPLETED, None)
         else:
             self._reschedule()
         self._log("table_resumed", hand=self.hand.number if self.hand else None)

@@ -63,6 +63,7 @@ STATE_PT: Final = {
                         "reservado até ela abrir ou até sair."),
     QueueState.SEATED: "Você está numa mesa ranqueada.",
 }
+PAIRED_OPENING_PT: Final = "Adversários encontrados: a mesa está sendo aberta."
 # the stores' stable codes, said to players in pt-BR
 ERROR_PT: Final = {
     "bad_queue": "Escolha uma variante e 1x1 ou 2x2.",
@@ -71,6 +72,9 @@ ERROR_PT: Final = {
     "already_queued": "Você já está na fila ranqueada (ou numa mesa).",
     "not_queued": "Você não está na fila ranqueada.",
     "paused": "Você está suspenso das ranqueadas por abandonos repetidos.",
+    "partner_paused": "A sua dupla está suspensa das ranqueadas por abandonos repetidos.",
+    "partner_insufficient_chips": "A sua dupla não tem fichas suficientes para a aposta.",
+    "in_arena": "Saia da arena antes de entrar na fila ranqueada.",
     "insufficient_chips": "Você não tem fichas suficientes para a aposta da ranqueada.",
     "bad_arena": "Dados da arena inválidos.",
     "unknown_arena": "Arena não encontrada.",
@@ -92,6 +96,7 @@ ERROR_PT: Final = {
 _STATUS_BY_CODE: Final = {
     "not_found": 404, "unknown_arena": 404, "unknown_user": 404, "forbidden": 403,
     "already_queued": 409, "not_queued": 409, "paused": 409, "insufficient_chips": 409,
+    "partner_paused": 409, "partner_insufficient_chips": 409, "in_arena": 409,
     "arena_closed": 409, "closed": 409, "already_joined": 409, "not_joined": 409,
     "already_appealed": 409, "nothing_to_appeal": 409, "already_overturned": 409,
     "already_upheld": 409, "exempt": 409, "conflict": 409,
@@ -237,7 +242,8 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
         "queue": status.to_json() | {
             "partner": names.get(status.partner) if status.partner else None,
             "seating": [names.get(u) for u in status.seating],
-            "message": STATE_PT[status.state],
+            "message": (PAIRED_OPENING_PT if status.state is QueueState.PAIRED
+                        and service.launcher is not None else STATE_PT[status.state]),
         },
         "queues": [{"variant": key.variant.value, "seats": key.seats, "waiting": sizes[key]}
                    for key in sorted(sizes, key=lambda k: (k.variant.value, k.seats))],

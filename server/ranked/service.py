@@ -59,8 +59,9 @@ MAX_ARENA = 24 * 3600.0
 
 class RankedError(StoreError):
     """A refused ranked request. Codes: bad_queue, bad_partner, unknown_user, already_queued,
-    not_queued, paused, insufficient_chips, bad_arena, unknown_arena, arena_closed,
-    already_joined, not_joined, bad_result."""
+    in_arena, not_queued, paused, insufficient_chips, partner_paused,
+    partner_insufficient_chips, bad_arena, unknown_arena, arena_closed, already_joined,
+    not_joined, bad_result."""
 
 
 class TableLauncher(Protocol):
@@ -418,6 +419,13 @@ class RankedService:
         if stake and await ledger.balance(self.pool, user) < stake:
             raise RankedError("insufficient_chips", f"A ranked match takes {stake} chips.")
 
+    def _in_arena(self, user: int) -> bool:
+        return any(
+            (entrant := event.arena.entrant(user)) is not None and entrant.active
+            and not event.arena.closed
+            for event in self.arenas.values()
+        )
+
     def _busy(self, user: int, *, allow_invitation: bool = False) -> str | None:
         state = self.status(user).state
         if state is QueueState.IDLE or (allow_invitation and state is QueueState.INVITING):
@@ -432,6 +440,9 @@ class RankedService:
             busy = self._busy(user)
             if busy is not None:
                 raise RankedError("already_queued", f"You are already {busy} in ranked play.")
+            if self._in_arena(user):
+                # an arena pairs its entrants at any moment: one table at a time
+                raise RankedError("in_arena", "Leave the arena before queueing for ranked play.")
             if partner is not None and (key.seats != 4 or partner == user):
                 raise RankedError("bad_partner", "A duo partner is another player, in 2v2.")
             await self.eligible(user, self.settings.stake)
@@ -444,7 +455,11 @@ class RankedService:
                 if invited is None or invited.partner != user or invited.key != key:
                     self.invitations[user] = Invitation(user, partner, key, now)
                     return self.status(user)
-                await self.eligible(partner, self.settings.stake)
+                try:
+                    await self.eligible(partner, self.settings.stake)
+                except RankedError as exc:
+                    raise RankedError(f"partner_{exc.code}",
+                                      f"Your partner: {exc.message}") from exc
                 duo = [(partner, await self._rating(partner, key)),
                        (user, await self._rating(user, key))]
                 del self.invitations[partner]
@@ -638,6 +653,10 @@ class RankedService:
     async def join_arena(self, user: int, arena_id: str) -> ArenaEvent:
         async with self._lock:
             event = self.arena(arena_id)
+            busy = self._busy(user)
+            if busy is not None:
+                raise RankedError("already_queued", f"You are {busy} in ranked play: leave the "
+                                                    "ranked queue before joining an arena.")
             await self.eligible(user, 0)
             rating = (await ratings.rating_of(self.pool, user, event.variant,
                                               event.arena.seats)).rating
