@@ -42,7 +42,8 @@ EventKey = tuple[int | None, int]  # (server run epoch, table event number)
 ENTROPY_BYTES = 32
 # refusals that only mean the move raced a newer event (another seat moved first, the hand
 # ended): the state had changed by the time the message arrived, nothing is wrong
-RACE_CODES = frozenset({reason.value for reason in Reason} | {"no_hand", "entropy_closed"})
+RACE_CODES = frozenset({reason.value for reason in Reason}
+                       | {"no_hand", "entropy_closed", "stale"})
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=60)
 # stay under the server's message rate (20/s, bursts of 40) with a margin, so a bot at full
 # speed is never refused; the server's `welcome.limits` replaces the rate once known
@@ -237,8 +238,8 @@ class RunStats:
     lost_durable: int = 0
     unverified: int = 0
     unacked: int = 0
-    # actions chosen on one hand's view but applied to the next hand (the protocol's action
-    # message names no hand, so a move that crosses the hand's end is applied where it is legal)
+    # actions chosen on one hand's view but applied to another hand: none, since every action
+    # names its hand and the server refuses a move that crossed the hand's end (`stale`)
     stale_applied: int = 0
 
     @property
@@ -359,6 +360,7 @@ class BotSeat:
         self.status = ""
         self.match_number = 0
         self.hand = 0
+        self.view_hand: int | None = None  # the table hand number `view` belongs to
         self.finished = False
         self.seen: dict[EventKey, int] = {}  # update events received -> their hand
         self.snapshots: list[EventKey] = []  # where a snapshot replaced missed events
@@ -482,12 +484,13 @@ class BotSeat:
         self.snapshots.append((self.epoch, self.last_seq))
         self._acted_seq = -1
         self.view = data.get("view")
+        self.view_hand = None  # between hands the view shows a finished hand: no move in it
         self._deadlines(data.get("pending"))
         table = data.get("table")
         self._table(table)
         hand = data.get("hand")
         if isinstance(hand, dict):
-            self.hand = int(hand["hand"])
+            self.hand = self.view_hand = int(hand["hand"])
             if hand.get("phase") == "entropy" and self.seat not in (hand.get("entropy_from")
                                                                    or []):
                 await self._entropy(self.hand)
@@ -513,7 +516,7 @@ class BotSeat:
             key = (self.epoch, seq)
             self.seen[key] = int(data["hand"])
             self.run.arrived(key, now)
-            self.hand = int(data["hand"])
+            self.hand = self.view_hand = int(data["hand"])
             self.view = data.get("view")
             self._deadlines(data.get("pending"))
         elif kind == "commitment":
@@ -604,9 +607,9 @@ class BotSeat:
     async def _act_after(self, delay: float) -> None:
         if delay > 0:
             await asyncio.sleep(delay)
-        view = self.view
-        if (view is None or not view.get("legal") or self._acted_seq == self.last_seq
-                or self.finished or self.run.stopping):
+        view, view_hand = self.view, self.view_hand
+        if (view is None or view_hand is None or not view.get("legal")
+                or self._acted_seq == self.last_seq or self.finished or self.run.stopping):
             return
         try:
             action = choose_action(view, self.rng)
@@ -614,10 +617,11 @@ class BotSeat:
             return  # the partner moves first; the next update says what is left to do
         self._acted_seq = self.last_seq
         msg_id = self._new_id()
-        self._inflight[msg_id] = ("action", time.perf_counter(), self.hand, action)
+        self._inflight[msg_id] = ("action", time.perf_counter(), view_hand, action)
         self.run.stats.sent_actions += 1
         try:
-            await self._send({"type": "action", "id": msg_id, "action": action})
+            await self._send({"type": "action", "id": msg_id, "hand": view_hand,
+                              "action": action})
         except (ConnectionError, RuntimeError):
             self._inflight.pop(msg_id, None)
             self.run.stats.sent_actions -= 1

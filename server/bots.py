@@ -41,11 +41,14 @@ class NothingToDo(ValueError):
     """The policy waits: nothing is legal for this seat, or its partner should move first."""
 
 
-def choose_action(view: Json, rng: random.Random) -> Json:
+def choose_action(view: Json, rng: random.Random, *, partner_is_person: bool = False) -> Json:
     """One of `view["legal"]` (a scenario-format action), chosen by the hand's strength.
 
-    Raises `NothingToDo` when the seat should not act now: nothing is legal, or the partners
-    disagree on a vote and it is the partner's turn to give in (see `_team_vote`).
+    Raises `NothingToDo` when the seat should not act now: nothing is legal, it voted and its
+    partner has not yet, or the partners disagree on a vote and it is the partner's turn to
+    give in (see `_team_vote`).
+    `partner_is_person`: the partner is a human (a server bot seated next to a player), who
+    follows no seat rule: in a vote the bot always adopts the partner's latest vote.
     """
     legal: list[Json] = list(view.get("legal") or [])
     if not legal:
@@ -58,7 +61,7 @@ def choose_action(view: Json, rng: random.Random) -> Json:
     reader = _Reader(view, hand)
     request = hand.get("request")
     if isinstance(request, dict) and request.get("answering_team") == reader.team:
-        choice = _answer(reader, request, legal, rng)
+        choice = _answer(reader, request, legal, rng, partner_is_person)
     else:
         choice = _on_turn(reader, legal, rng)
     return dict(choice)
@@ -119,24 +122,29 @@ def _pick(legal: list[Json], verb: str) -> Json | None:
     return next((a for a in legal if a["do"] == verb), None)
 
 
-def _team_vote(reader: _Reader, legal: list[Json]) -> Json | None:
-    """Partners follow the first vote cast: the second voter adopts it.
+def _team_vote(reader: _Reader, legal: list[Json], partner_is_person: bool) -> Json | None:
+    """Partners follow the first vote cast: the second voter adopts it, and the first waits.
 
     If both voted at once and disagree, only the higher seat gives in (the lower one waits),
-    so two policy players never swap votes forever.
+    so two policy players never swap votes forever. A person partner knows nothing of that
+    rule: next to one, the policy always gives in.
     """
     votes: dict[str, str] = reader.hand.get("votes") or {}
     partner = (reader.seat + 2) % reader.seats
     theirs = votes.get(str(partner)) if partner != reader.seat else None
     if theirs is None:
+        if str(reader.seat) in votes:
+            # voted already: changing it before the partner says anything only churns
+            raise NothingToDo("this seat voted; the partner has not yet")
         return None
-    if str(reader.seat) in votes and reader.seat < partner:
+    if str(reader.seat) in votes and reader.seat < partner and not partner_is_person:
         raise NothingToDo("the partners disagree; the partner gives in")
     return _pick(legal, theirs)
 
 
-def _answer(reader: _Reader, request: Json, legal: list[Json], rng: random.Random) -> Json:
-    follow = _team_vote(reader, legal)
+def _answer(reader: _Reader, request: Json, legal: list[Json], rng: random.Random,
+            partner_is_person: bool) -> Json:
+    follow = _team_vote(reader, legal, partner_is_person)
     if follow is not None:
         return follow
     kind = request.get("kind")

@@ -12,6 +12,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 SECRET_NAMES = ("cookie_key", "seed_key", "signing_key")
@@ -19,6 +20,13 @@ SECRET_NAMES = ("cookie_key", "seed_key", "signing_key")
 
 class ConfigError(ValueError):
     """A setting is missing or malformed; the message names it."""
+
+
+class PasswordCostLevel(StrEnum):
+    """How hard new password hashes are (Argon2id limits, `server.accounts`)."""
+
+    INTERACTIVE = "interactive"  # libsodium's interactive limits: for real accounts
+    MINIMUM = "minimum"  # the lowest limits: only for benchmarks and load tests
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +45,7 @@ class Config:
     # cookies marked Secure (set when served over HTTPS)
     secure_cookies: bool = False
     log_level: str = "INFO"
+    password_cost: PasswordCostLevel = PasswordCostLevel.INTERACTIVE
     # write batching (group commit) for table actions
     write_batch_max: int = 512
     # decision clocks in seconds (RULES.md, Clocks); tests shorten none of these: they use a
@@ -119,6 +128,13 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
         values["secure_cookies"] = True
     if "BARAJAMOS_LOG_LEVEL" in env:
         values["log_level"] = env["BARAJAMOS_LOG_LEVEL"].upper()
+    if "BARAJAMOS_PASSWORD_COST" in env:
+        try:
+            values["password_cost"] = PasswordCostLevel(env["BARAJAMOS_PASSWORD_COST"])
+        except ValueError:
+            choices = ", ".join(level.value for level in PasswordCostLevel)
+            raise ConfigError(f"BARAJAMOS_PASSWORD_COST must be one of {choices}, not "
+                              f"{env['BARAJAMOS_PASSWORD_COST']!r}") from None
     given: dict[str, bytes] = {}
     for name in SECRET_NAMES:
         var = f"BARAJAMOS_{name.upper()}"

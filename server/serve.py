@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from server.config import Config, ConfigError, from_env
+from server.config import Config, ConfigError, PasswordCostLevel, from_env
 from server.logs import setup_logging
 
 log = logging.getLogger("barajamos")
@@ -27,6 +27,16 @@ def _config(args: argparse.Namespace, **extra: object) -> Config:
     return from_env(data_dir=args.data_dir, database_url=args.database_url, **extra)
 
 
+def build_app(config: Config) -> web.Application:
+    """The app as `serve` runs it, hashing new passwords at the configured cost."""
+    from server.accounts import INTERACTIVE, MINIMUM
+    from server.app import create_app
+
+    cost = {PasswordCostLevel.INTERACTIVE: INTERACTIVE,
+            PasswordCostLevel.MINIMUM: MINIMUM}[config.password_cost]
+    return create_app(config, password_cost=cost)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="barajamos serve", description="Start the house.")
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
@@ -39,10 +49,9 @@ def main(argv: list[str]) -> int:
         print(f"barajamos serve: {exc}", file=sys.stderr)
         return 2
     setup_logging(config.log_level)
-    from server.app import create_app  # after logging: the app logs while it starts
-
-    app = create_app(config)
+    app = build_app(config)  # after logging: the app logs while it starts
     log.info("starting", extra={"host": config.host, "port": config.port,
+                                "password_cost": config.password_cost.value,
                                 "database": "url" if config.database_url else "embedded",
                                 "data_dir": str(config.data_path)})
     print(f"Barajamos is starting on http://{config.host}:{config.port}/", file=sys.stderr)

@@ -163,6 +163,9 @@ class SeatClient:
     autoplay: bool = True
     epoch: int | None = None
     next_id: int = 0
+    # the table hand number of `view` (None before the first deal): sent with every action, so
+    # a move chosen on a hand that has just ended is refused as stale instead of applied later
+    view_hand: int | None = None
 
     unanswered: dict[Any, dict[str, Any]] = field(default_factory=dict)
     entropy_sent: dict[int, str] = field(default_factory=dict)
@@ -196,16 +199,22 @@ class SeatClient:
         if kind == "snapshot":
             self.last_seq = data["seq"]
             self.view = data["view"]
+            info = data["hand"]
+            # between hands the view shows the hand just finished, which offers no move
+            self.view_hand = info["hand"] if info is not None else None
         elif "seq" in data and kind not in ("ack", "welcome"):
             assert data["seq"] == self.last_seq + 1, (data, self.last_seq)
             self.last_seq = data["seq"]
         if kind == "update":
             self.view = data["view"]
+            self.view_hand = data["hand"]
         elif kind == "match_over":
             self.over = data
         elif kind == "error":
             self.errors.append(data)
-        if kind in ("ack", "error") and data.get("id") is not None:
+        # a rate-limited message was not handled: it stays unanswered until sent again
+        if kind in ("ack", "error") and data.get("id") is not None \
+                and data.get("error") != "rate_limited":
             self.unanswered.pop(data["id"], None)
 
     async def until(self, kind: str, timeout: float = RECV_TIMEOUT,
@@ -220,10 +229,12 @@ class SeatClient:
 
     async def react(self, data: dict[str, Any]) -> None:
         """What a well-behaved client does with a message: entropy, then its moves; after a
-        `rate_limited` refusal it waits a little and sends again what was refused."""
+        `rate_limited` refusal it waits a little and sends again the message it names (all
+        unanswered ones when it names none)."""
         if data["type"] == "error" and data["error"] == "rate_limited":
             await asyncio.sleep(0.1)
-            for message in list(self.unanswered.values()):
+            refused = self.unanswered.get(data["id"]) if data["id"] is not None else None
+            for message in [refused] if refused is not None else list(self.unanswered.values()):
                 await self.send(message)
             return
         hand = data.get("hand") if data["type"] == "snapshot" else None
@@ -244,7 +255,8 @@ class SeatClient:
             except NothingToDo:
                 return
             self.next_id += 1
-            await self.send({"type": "action", "id": self.next_id, "action": action})
+            await self.send({"type": "action", "id": self.next_id, "hand": self.view_hand,
+                             "action": action})
 
     async def play(self, stop_after_seq: int | None = None) -> None:
         """Play with the policy until the match is over (or past a given event number)."""

@@ -9,8 +9,12 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from server.config import ConfigError, from_env
+from server.accounts import INTERACTIVE, MINIMUM
+from server.app import PASSWORD_COST
+from server.config import ConfigError, PasswordCostLevel, from_env
 from server.db import MigrationError, load_migrations, migrate
+from server.serve import build_app
+from server.serve import main as serve_main
 
 
 def test_secrets_are_generated_once_and_kept(tmp_path: Path) -> None:
@@ -82,3 +86,24 @@ def test_secrets_file_is_json(tmp_path: Path) -> None:
     from_env({}, data_dir=tmp_path)
     kept = json.loads((tmp_path / "secrets.json").read_text())
     assert set(kept) == {"cookie_key", "seed_key", "signing_key"}
+
+
+def test_password_cost_setting(tmp_path: Path) -> None:
+    assert from_env({}, data_dir=tmp_path).password_cost is PasswordCostLevel.INTERACTIVE
+    config = from_env({"BARAJAMOS_PASSWORD_COST": "minimum"}, data_dir=tmp_path)
+    assert config.password_cost is PasswordCostLevel.MINIMUM
+    # `serve` builds its app with that cost
+    assert build_app(config)[PASSWORD_COST] == MINIMUM
+    assert build_app(from_env({}, data_dir=tmp_path))[PASSWORD_COST] == INTERACTIVE
+    for bad in ("MINIMUM", "low", ""):
+        with pytest.raises(ConfigError, match="BARAJAMOS_PASSWORD_COST must be one of"):
+            from_env({"BARAJAMOS_PASSWORD_COST": bad}, data_dir=tmp_path)
+
+
+def test_serve_refuses_a_bad_password_cost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("BARAJAMOS_PASSWORD_COST", "cheap")
+    assert serve_main(["--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "BARAJAMOS_PASSWORD_COST must be one of interactive, minimum" in err
+    assert "Traceback" not in err

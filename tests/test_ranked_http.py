@@ -57,11 +57,15 @@ class FakeHouse:
     fail: bool = False
 
     async def launch(self, kind: TableKind, variant: Variant, seats: int,
-                     users_by_seat: Sequence[int], stake: int) -> str:
+                     users_by_seat: Sequence[int], stake: int, *,
+                     before_start: Callable[[str], Awaitable[None]] | None = None) -> str:
         if self.fail:
             raise OSError("the live house is restarting")
+        table_id = f"{len(self.launched) + 1:016x}"
+        if before_start is not None:
+            await before_start(table_id)  # a failure opens nothing, as in the house
         self.launched.append((kind, variant, seats, tuple(users_by_seat), stake))
-        return f"{len(self.launched):016x}"
+        return table_id
 
 
 def ranked_app(make_app: Callable[..., web.Application], clock: VirtualClock | None,

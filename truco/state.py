@@ -29,6 +29,19 @@ _TEAM_SEATS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {
     4: ((0, 2), (1, 3)),
 }
 
+# (hand size, bitmask of played positions) -> the positions not played yet, in dealt order.
+# Views and legal moves ask for them several times per action; a hand has at most a few
+# cards, so the table stays tiny and the answer is one dictionary look-up.
+_UNPLAYED: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def _unplayed(size: int, used: int) -> tuple[int, ...]:
+    key = (size, used)
+    positions = _UNPLAYED.get(key)
+    if positions is None:
+        positions = _UNPLAYED[key] = tuple(p for p in range(size) if not (used >> p) & 1)
+    return positions
+
 
 class HandKind(StrEnum):
     NORMAL = "normal"
@@ -313,8 +326,7 @@ class HandState:
 
     def remaining(self, seat: int) -> tuple[int, ...]:
         """Positions (into the dealt hand) the seat has not played yet."""
-        used = self.used[seat]
-        return tuple(p for p in range(len(self.setup.hands[seat])) if not (used >> p) & 1)
+        return _unplayed(len(self.setup.hands[seat]), self.used[seat])
 
     def played_this_round(self, seat: int) -> bool:
         return any(play.seat == seat for play in self.table)

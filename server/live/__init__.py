@@ -47,11 +47,13 @@ async def _settle(app: web.Application, result: MatchResult) -> None:
     service = app.get(RANKED)
     if service is None:
         raise RuntimeError("a ranked or arena match ended but no ranked service is running")
+    lineup = app[HOUSE].lineup(result)
     await service.match_ended(
         table_id=result.table_id, match_number=result.match_number, kind=result.kind,
         variant=result.variant, seats=result.seats, users_by_seat=result.users_by_seat,
         termination=result.termination, winner_team=result.winner_team,
-        forfeit_seat=result.forfeit_seat, restart_overlap=False, evidence=result.evidence)
+        forfeit_seat=result.forfeit_seat,
+        restart_overlap=lineup is not None and lineup.restart_overlap, evidence=result.evidence)
 
 
 def setup(app: web.Application) -> None:

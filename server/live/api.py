@@ -123,6 +123,17 @@ def _actor(request: web.Request) -> TableActor:
     return house_of(request).get(request.match_info["table_id"])
 
 
+def _lobby_actor(request: web.Request) -> TableActor:
+    """A table the lobby may seat and start. Ranked and arena tables are seated by the
+    matchmaker alone, for one match: a seat freed there is no lobby seat, or anyone could start
+    an unpaired, unstaked match at a rated table."""
+    actor = _actor(request)
+    if actor.kind.competitive:
+        raise LiveError("matchmaker_table",
+                        "Ranked and arena tables are seated by the matchmaker.", 409)
+    return actor
+
+
 @live_errors
 async def get_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
@@ -138,7 +149,7 @@ async def get_table(request: web.Request) -> web.StreamResponse:
 async def join_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     body = await read_body(request)
-    actor = _actor(request)
+    actor = _lobby_actor(request)
     await actor.call(lambda: actor.join(user.id, user.name, body.get("invite"), body.get("seat")))
     return await _table_reply(actor, user.id)
 
@@ -147,7 +158,7 @@ async def join_table(request: web.Request) -> web.StreamResponse:
 async def pick_seat(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     body = await read_body(request)
-    actor = _actor(request)
+    actor = _lobby_actor(request)
     await actor.call(lambda: actor.move(user.id, body.get("seat")))
     return await _table_reply(actor, user.id)
 
@@ -155,7 +166,7 @@ async def pick_seat(request: web.Request) -> web.StreamResponse:
 @live_errors
 async def start_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
-    actor = _actor(request)
+    actor = _lobby_actor(request)
     await actor.call(lambda: actor.start_match(user.id))
     return await _table_reply(actor, user.id)
 

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import asyncpg
 from aiohttp import WSCloseCode, web
 
-from server.clock import Clock
+from server.clock import Clock, Timer
 from server.config import Config
 from server.live.model import LiveError, LiveSettings, TableKind, TableStatus
 from server.live.table import MatchResult, Seat, TableActor, at, ms
@@ -30,12 +31,23 @@ from verifier.signing import SigningKey, signing_key_from_seed
 
 log = logging.getLogger("barajamos.live")
 
+# seconds before each new attempt at a settlement that failed (the database away)
+SETTLE_RETRIES = (5.0, 30.0, 120.0, 600.0)
 INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud safely
 
 
 def new_invite() -> str:
     chars = "".join(secrets.choice(INVITE_ALPHABET) for _ in range(8))
     return f"{chars[:4]}-{chars[4:]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Lineup:
+    """Who plays a competitive table's match, seat by seat, and whether the match has outlived
+    a server run (it was rebuilt by this run's recovery, so a restart fell inside it)."""
+
+    users_by_seat: tuple[int, ...]
+    restart_overlap: bool
 
 
 class House:
@@ -57,6 +69,10 @@ class House:
         self.run_started_at = 0.0
         # settles finished ranked and arena matches (the ranked service, when there is one)
         self.settler: Callable[[MatchResult], Awaitable[None]] | None = None
+        # the players of every competitive table's match in play (table id -> lineup): the
+        # settlement pays and rates them even if a seat was emptied before the match ended
+        self.lineups: dict[str, Lineup] = {}
+        self._retry_timers: dict[str, Timer] = {}
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -83,8 +99,23 @@ class House:
             at(self.run_started_at))
         self._writer = GroupWriter(pool, self.metrics, self.config.write_batch_max)
         self._writer.start()
+        unplayed: list[TableActor] = []
         for actor in await restore_tables(self, pool):
             self.tables[actor.id] = actor
+            if actor.kind.competitive and actor.status is TableStatus.PLAYING:
+                # rebuilt mid-match: this match spans a restart (its abandonments are exempt)
+                self.lineups[actor.id] = Lineup(
+                    tuple(seat.user_id or 0 for seat in actor.seats), restart_overlap=True)
+            elif (actor.kind.competitive and actor.status is TableStatus.OPEN
+                  and not actor.match_number):
+                unplayed.append(actor)
+        for actor in unplayed:
+            # a launch the process died in before the first deal: a ranked or arena table is
+            # never seated by hand, so it closes; a stake held for it is refunded by the ranked
+            # service as it starts
+            for seat in list(actor.seats):
+                if seat.user_id is not None:
+                    await actor.call(partial(actor.leave, seat.user_id))
         log.info("house started", extra={"run": self.run_id, "tables": len(self.tables)})
 
     async def close_sockets(self) -> None:
@@ -92,6 +123,10 @@ class House:
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutdown")
 
     async def stop(self) -> None:
+        for timer in self._retry_timers.values():
+            # an unsettled match stays unsettled until an operator settles it (idempotent)
+            timer.cancel()
+        self._retry_timers.clear()
         for actor in list(self.tables.values()):
             await actor.stop()
         if self._closing:
@@ -141,11 +176,14 @@ class House:
 
     async def launch(
         self, kind: TableKind, variant: Variant, seats: int, users_by_seat: Sequence[int],
-        stake: int,
+        stake: int, *, before_start: Callable[[str], Awaitable[None]] | None = None,
     ) -> str:
         """Open a table for players the house did not seat itself (the ranked service's
         `TableLauncher`): seat them in order, start the match, return the table id. The stake
-        is the ranked service's business (held in its ledger); the table does not need it."""
+        is the ranked service's business (held in its ledger); the table does not need it.
+        `before_start(table_id)` runs once everybody is seated and before the first deal (the
+        service holds the stakes there): if it fails the table closes unplayed and the error
+        propagates, so no match is ever played without its stakes."""
         del stake
         config = MatchConfig(variant, seats)
         if len(users_by_seat) != seats or len(set(users_by_seat)) != seats:
@@ -157,23 +195,82 @@ class House:
             raise LiveError("unknown_user", "Every seat needs an existing player")
         first = users_by_seat[0]
         actor = await self.create_table(first, names[first], config, kind)
-        for seat, user in enumerate(users_by_seat[1:], start=1):
-            await actor.call(partial(actor.join, user, names[user], None, seat))
-        await actor.call(partial(actor.start_match, first))
+        try:
+            for seat, user in enumerate(users_by_seat[1:], start=1):
+                await actor.call(partial(actor.join, user, names[user], None, seat))
+            if before_start is not None:
+                await before_start(actor.id)
+        except BaseException:
+            # nothing was dealt: everybody leaves and the table closes, as if never opened
+            for user in users_by_seat:
+                if actor.seat_of(user) is not None:
+                    await actor.call(partial(actor.leave, user))
+            raise
+        self.lineups[actor.id] = Lineup(tuple(users_by_seat), restart_overlap=False)
+        try:
+            await actor.call(partial(actor.start_match, first))
+        except BaseException:
+            self.lineups.pop(actor.id, None)
+            raise
         return actor.id
+
+    def lineup(self, result: MatchResult) -> Lineup | None:
+        """The players a finished competitive match is settled for: the seats as the table
+        reports them, an emptied seat (0) filled from the lineup the match started with. None
+        when a seat's player is unknown (settling would pay or rate the wrong people)."""
+        known = self.lineups.get(result.table_id)
+        users = tuple(
+            user or (known.users_by_seat[seat] if known is not None else 0)
+            for seat, user in enumerate(result.users_by_seat))
+        if not all(users):
+            return None
+        return Lineup(users, known is not None and known.restart_overlap)
 
     async def settle(self, result: MatchResult) -> None:
         """Hand a finished ranked or arena match to the ranked service (chips, ratings,
-        penalties). A failure there is logged: the table and its records stand regardless."""
+        penalties), for the players its lineup names and with the restart overlap the house
+        knows. A failure there is logged and retried (`SETTLE_RETRIES`); the table and its
+        records stand regardless, and a settlement a crash cut off is made when the ranked
+        service starts again (`RankedService.restore`)."""
+        lineup = self.lineup(result)
+        if lineup is None:
+            self.lineups.pop(result.table_id, None)
+            log.error("settlement impossible: a seat's player is unknown",
+                      extra={"table": result.table_id, "match": result.match_number,
+                             "users_by_seat": list(result.users_by_seat)})
+            return
         if self.settler is None:
+            self.lineups.pop(result.table_id, None)
             log.warning("no ranked service to settle a match",
                         extra={"table": result.table_id, "match": result.match_number})
             return
+        await self._settle(replace(result, users_by_seat=lineup.users_by_seat), attempt=0)
+
+    async def _settle(self, result: MatchResult, attempt: int) -> None:
+        """One attempt; a failure (the database away) is retried later, the table playing on.
+        The settlement is idempotent (one reference per match), so a retry that follows an
+        attempt which did commit changes nothing."""
+        assert self.settler is not None
+        extra = {"table": result.table_id, "match": result.match_number, "attempt": attempt}
         try:
             await self.settler(result)
         except Exception:
-            log.exception("settlement failed",
-                          extra={"table": result.table_id, "match": result.match_number})
+            if attempt >= len(SETTLE_RETRIES):
+                self.lineups.pop(result.table_id, None)
+                log.exception("settlement failed for good", extra=extra)
+                return
+            log.exception("settlement failed, will retry", extra=extra)
+
+            def retry() -> None:
+                self._retry_timers.pop(result.table_id, None)
+                task = asyncio.create_task(self._settle(result, attempt + 1))
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+
+            self._retry_timers[result.table_id] = self.clock.call_at(
+                self.clock.now() + SETTLE_RETRIES[attempt], retry)
+            return
+        self.lineups.pop(result.table_id, None)
 
     async def evidence(
         self, table_id: str, match_number: int, seat: int, since: float

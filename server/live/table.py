@@ -44,6 +44,7 @@ from server.live.seeds import SealedKind, seal
 from truco import (
     Action,
     ActionKind,
+    Deal,
     Event,
     IllegalAction,
     MatchConfig,
@@ -78,7 +79,7 @@ from truco.records import (
     build_seed_anchor,
     record_hash,
 )
-from verifier.signing import sign_record, sign_statement
+from verifier.signing import sign_built_record, sign_statement
 
 if TYPE_CHECKING:
     from server.live.house import House
@@ -90,6 +91,7 @@ T = TypeVar("T")
 Audience = int | None  # a seat, or None: spectators
 Command = Callable[[], Awaitable[Any]]
 _HEX = re.compile(r"^(?:[0-9a-f]{2})+$")
+_COMPACT = (",", ":")
 # actions kept for the clock at the end of a hand: enough automatic actions to finish any hand
 # (every card of 4 seats, plus declines)
 CLOCK_RESERVE = 24
@@ -173,6 +175,59 @@ DeadlineKey = tuple[str, int]  # ("play" | "answer", seat) or ("vote", team)
 
 
 @dataclass(frozen=True, slots=True)
+class DealtHand:
+    """A dealt hand as the history replays it: the match before the deal, the deal, and the
+    hand's actions (the HandRun's own list, which grows as the hand is played)."""
+
+    before: MatchState
+    deal: Deal
+    actions: list[Action]
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """A numbered table event as kept for reconnects: once for every audience.
+
+    Most events read the same for everybody: `text` is the whole message. An `update` differs
+    per audience only by its view, so `text` is the message up to `"view":` and `dealt` /
+    `applied` name the state to rebuild views from (the hand after `applied` of its actions):
+    a rare catch-up replays a few actions instead of every event keeping five views.
+    """
+
+    seq: int
+    text: str
+    dealt: DealtHand | None = None
+    applied: int = 0
+
+
+class _Replay:
+    """Views of kept updates for one catch-up, in order: each hand's actions are applied once."""
+
+    def __init__(self) -> None:
+        self._dealt: DealtHand | None = None
+        self._applied = 0
+        self._state: MatchState | None = None
+
+    def message(self, entry: Logged, audience: Audience) -> str:
+        dealt = entry.dealt
+        if dealt is None:
+            return entry.text
+        if self._state is None or self._dealt is not dealt or self._applied > entry.applied:
+            # the same computation as TableActor.start_dealt, then the same engine moves
+            self._state, _ = start_hand(dealt.before, dealt.deal)
+            self._dealt, self._applied = dealt, 0
+        for action in dealt.actions[self._applied:entry.applied]:
+            self._state, _ = apply(self._state, action)
+        self._applied = entry.applied
+        return _with_view(entry.text, self._state, audience)
+
+
+def _with_view(head: str, state: MatchState, audience: Audience) -> str:
+    """Close an update's shared head with the audience's view."""
+    return head + json.dumps(view(state, audience), separators=_COMPACT) + "}"
+
+
+@dataclass(frozen=True, slots=True)
 class MatchResult:
     """A finished ranked or arena match, as the ranked service settles it (stakes, ratings)."""
 
@@ -216,8 +271,10 @@ class TableActor:
         self.prev_hash = GENESIS_HASH
         self.chain: Chain | None = None
         self.seq = 0
-        self.history: deque[tuple[int, dict[Audience, str]]] = deque(
-            maxlen=house.settings.history
+        # a catch-up is never longer than half the send queue (`hello`), so events older than
+        # that are never replayed: keeping more would only hold memory
+        self.history: deque[Logged] = deque(
+            maxlen=min(house.settings.history, house.settings.send_queue // 2)
         )
         self.connections: set[Connection] = set()  # open sockets
         self.subscribers: set[Connection] = set()  # open sockets that said hello
@@ -232,6 +289,7 @@ class TableActor:
         # the seat whose abandonment is ending the match, with its evidence (for settlement)
         self._forfeit: tuple[int, list[dict[str, Any]]] | None = None
         self._last_events: tuple[Event, ...] = ()
+        self._dealt: DealtHand | None = None  # the hand in play (or last played), for replays
         self._tokens = 0
         self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Any] | None] | None] = (
             asyncio.Queue()
@@ -341,17 +399,16 @@ class TableActor:
 
     # ----------------------------------------------------------------------------- events
 
-    def _emit(self, build: Callable[[Audience], dict[str, Any]]) -> int:
-        """Number a table event, keep it for reconnects and send each audience its version."""
+    def _emit(self, message: dict[str, Any]) -> int:
+        """Number a table event every audience sees alike, keep it for reconnects and send it.
+
+        Serialised once: every connection gets the same string.
+        """
         self.seq += 1
-        payloads: dict[Audience, str] = {}
-        for audience in (None, *range(self.config.seats)):
-            message = build(audience)
-            message["seq"] = self.seq
-            payloads[audience] = json.dumps(message, separators=(",", ":"))
-        self.history.append((self.seq, payloads))
+        text = json.dumps({**message, "seq": self.seq}, separators=_COMPACT)
+        self.history.append(Logged(self.seq, text))
         for conn in list(self.subscribers):
-            conn.send(payloads[self._audience(conn)])
+            conn.send(text)
         return self.seq
 
     def _audience(self, conn: Connection) -> Audience:
@@ -359,11 +416,7 @@ class TableActor:
 
     def _emit_table(self) -> int:
         # `you` and `invite` differ per user, not per audience: the event carries neither
-        def build(_: Audience) -> dict[str, Any]:
-            body = self.table_json(None)
-            return {"type": "table", "table": body}
-
-        return self._emit(build)
+        return self._emit({"type": "table", "table": self.table_json(None)})
 
     def _deadlines_json(self) -> list[dict[str, Any]]:
         return [
@@ -373,17 +426,29 @@ class TableActor:
         ]
 
     def _emit_update(self, events: tuple[Event, ...]) -> int:
-        assert self.state is not None and self.hand is not None
-        state, number = self.state, self.hand.number
-        event_json = [e.to_json() for e in events]
-        pending_json = self._deadlines_json()
-        absent = sorted(self.absent)
+        """Number an engine step; only audiences with a subscriber get a view built, once each.
 
-        def build(audience: Audience) -> dict[str, Any]:
-            return {"type": "update", "hand": number, "events": event_json,
-                    "view": view(state, audience), "pending": pending_json, "absent": absent}
-
-        return self._emit(build)
+        The shared part is serialised once with `"view"` last, cut just before its value, and
+        each audience's view is appended to it; the history keeps only that shared part.
+        """
+        state, hand, dealt = self.state, self.hand, self._dealt
+        assert state is not None and hand is not None and dealt is not None
+        self.seq += 1
+        head = json.dumps(
+            {"type": "update", "seq": self.seq, "hand": hand.number,
+             "events": [e.to_json() for e in events], "pending": self._deadlines_json(),
+             "absent": sorted(self.absent), "view": None},
+            separators=_COMPACT,
+        )[:-len("null}")]
+        self.history.append(Logged(self.seq, head, dealt, len(hand.actions)))
+        texts: dict[Audience, str] = {}
+        for conn in list(self.subscribers):
+            audience = self._audience(conn)
+            text = texts.get(audience)
+            if text is None:
+                text = texts[audience] = _with_view(head, state, audience)
+            conn.send(text)
+        return self.seq
 
     def hand_info(self) -> dict[str, Any] | None:
         hand = self.hand
@@ -451,7 +516,7 @@ class TableActor:
             "limits": {"max_message_bytes": self.house.settings.max_message_bytes,
                        "rate_per_second": self.house.settings.rate_per_second},
         })
-        oldest = self.history[0][0] if self.history else self.seq + 1
+        oldest = self.history[0].seq if self.history else self.seq + 1
         replayable = (
             epoch == self.house.epoch
             and 0 < last_seq <= self.seq
@@ -461,9 +526,10 @@ class TableActor:
         )
         if replayable:
             audience = self._audience(conn)
-            for seq, payloads in self.history:
-                if seq > last_seq:
-                    conn.send(payloads[audience])
+            replay = _Replay()
+            for entry in self.history:
+                if entry.seq > last_seq:
+                    conn.send(replay.message(entry, audience))
         else:
             conn.send_json(self.snapshot(conn))
         self.subscribers.add(conn)
@@ -604,6 +670,11 @@ class TableActor:
 
     async def rematch(self, user_id: int) -> None:
         seat = self._require_seated(user_id)
+        if self.kind.competitive:
+            # a ranked or arena match is paired and staked by the ranked service, one match per
+            # table: a rematch here would be unstaked and unpaired, so the players queue again
+            raise LiveError("rematch_not_allowed", "Ranked and arena tables play one match: "
+                            "queue again for the next one.", 409)
         if self.status is not TableStatus.FINISHED:
             raise LiveError("not_finished", "A rematch follows a finished match.", 409)
         asking = Seat(self.seats[seat].user_id, self.seats[seat].name, rematch=True)
@@ -704,7 +775,7 @@ class TableActor:
             "anchor": hand.anchor,
             "entropy_deadline_ms": ms(hand.entropy_deadline),
         }
-        self._emit(lambda _: dict(payload))
+        self._emit(payload)
         self._log("hand_committed", hand=number)
         if not self._human_seats():
             self.post(lambda: self._on_entropy_deadline(number))
@@ -733,7 +804,8 @@ class TableActor:
             (self.id, hand.number, seat, data),
         )])
         hand.contributions[seat] = data
-        seq = self._emit(lambda _: {"type": "entropy", "hand": hand.number, "seat": seat})
+        # a small public event: who sent entropy (the bytes are revealed only in the record)
+        seq = self._emit({"type": "entropy", "hand": hand.number, "seat": seat})
         if all(s in hand.contributions for s in self._human_seats()):
             await self._deal()
         return seq
@@ -770,8 +842,9 @@ class TableActor:
         """Derive the deck and deal: the same computation as the verifier's."""
         deck = derive_deck(hand.seed, self.id, hand.number, self._contributions(hand))
         deal = deal_cards(deck, self.config.variant, self.config.seats, dealer)
-        state = new_match(self.config, first_dealer=dealer, score=hand.score_before)
-        self.state, self._last_events = start_hand(state, deal)
+        before = new_match(self.config, first_dealer=dealer, score=hand.score_before)
+        self.state, self._last_events = start_hand(before, deal)
+        self._dealt = DealtHand(before, deal, hand.actions)
         hand.phase, hand.dealer, hand.dealer_by = HandPhase.PLAYING, dealer, dealer_by
 
     async def resume(self) -> None:
@@ -794,7 +867,11 @@ class TableActor:
 
     # ----------------------------------------------------------------------------- actions
 
-    async def act(self, conn: Connection, raw: object, arrival: float) -> int:
+    async def act(self, conn: Connection, raw: object, arrival: float,
+                  hand_number: int | None = None) -> int:
+        """A player's move. `hand_number`, when the client names it, is the table hand whose view
+        the move was chosen on: a move that crossed the end of that hand is refused as stale
+        instead of landing in the next hand, where it may happen to be legal too."""
         seat = self._audience(conn)
         if seat is None:
             raise LiveError("not_seated", "Spectators cannot act.", 403)
@@ -811,6 +888,13 @@ class TableActor:
             raise LiveError("wrong_seat", f"You sit at seat {seat}.", 403)
         if action.kind is ActionKind.TIMEOUT:
             raise LiveError("bad_action", "timeout is the server's clock, not a move")
+        if hand_number is not None and (self.hand is None or self.hand.number != hand_number
+                                        or self.hand.phase is not HandPhase.PLAYING):
+            now = ("no hand is in play" if self.hand is None
+                   else f"hand {self.hand.number} is not dealt yet"
+                   if self.hand.phase is not HandPhase.PLAYING
+                   else f"hand {self.hand.number} is in play")
+            raise LiveError("stale", f"That move was for hand {hand_number}; {now} now.", 409)
         if self.hand is None or self.hand.phase is not HandPhase.PLAYING or self.state is None:
             raise LiveError("no_hand", "No hand is being played now.", 409)
         if len(self.hand.actions) >= MAX_ACTIONS - CLOCK_RESERVE:
@@ -870,7 +954,7 @@ class TableActor:
             seq = self._emit_update(events)
             metrics.action_latency.observe(time.perf_counter() - arrival)
         if back:
-            self._emit(lambda _: {"type": "absent", "seat": seat, "absent": False})
+            self._emit({"type": "absent", "seat": seat, "absent": False})
         return seq
 
     # ----------------------------------------------------------------------------- clocks
@@ -890,18 +974,22 @@ class TableActor:
         """A deadline for every pending decision: kept while it stays pending, new otherwise.
 
         `acted` is the seat that just acted: whatever it must decide now is a new decision (it
-        may lead the next round, or answer again), with a fresh clock.
+        may lead the next round, or answer again), with a fresh clock. A bot partner of that
+        seat decides again too (after its think time): its partner's vote just changed, and a
+        bot that found nothing to do on the old votes would otherwise never look again.
         """
         assert self.state is not None
         config = self.house.config
         if acted is not None:
+            partner = (acted + 2) % self.config.seats
             for kind in PendingKind:
                 stale = self.deadlines.pop((kind.value, acted), None)
                 if stale is not None:
                     stale.timer.cancel()
-                bot_timer = self.bot_timers.pop((kind.value, acted), None)
-                if bot_timer is not None:
-                    bot_timer.cancel()
+                for seat in {acted, partner}:
+                    bot_timer = self.bot_timers.pop((kind.value, seat), None)
+                    if bot_timer is not None:
+                        bot_timer.cancel()
         wanted: dict[DeadlineKey, tuple[int, PendingKind, bool]] = {}
         # each bot with a decision, and the deadline (its own, or its team's vote) covering it
         bots: dict[DeadlineKey, tuple[int, DeadlineKey]] = {}
@@ -948,8 +1036,10 @@ class TableActor:
     async def _bot_move(self, seat: int, token: int) -> None:
         if self.state is None or not any(d.token == token for d in self.deadlines.values()):
             return
+        partner = self.seats[(seat + 2) % self.config.seats]
         try:
-            choice = choose_action(view(self.state, seat), self.bot_rng)
+            choice = choose_action(view(self.state, seat), self.bot_rng,
+                                   partner_is_person=partner.human)
         except NothingToDo:
             return  # waiting for the partner (or the clock)
         try:
@@ -1014,7 +1104,7 @@ class TableActor:
             streak.count -= 1
             raise
         if len(self.absent) > before and self.status is TableStatus.PLAYING:
-            self._emit(lambda _: {"type": "absent", "seat": seat, "absent": True})
+            self._emit({"type": "absent", "seat": seat, "absent": True})
 
     # ----------------------------------------------------------------------------- endings
 
@@ -1063,7 +1153,8 @@ class TableActor:
         hand, state = self.hand, self.state
         assert hand is not None and state is not None
         assert hand.dealer is not None and hand.dealer_by is not None
-        record = sign_record(build_record(
+        # build_record validates what it builds: the server signs it as built
+        record = sign_built_record(build_record(
             table_id=self.id,
             hand_number=hand.number,
             chain_start=hand.chain_start,
@@ -1080,7 +1171,7 @@ class TableActor:
             match_winner=state.match_winner,
             prev_hash=self.prev_hash,
         ), self.house.signing_key)
-        digest = record_hash(record)
+        digest = record_hash(record, checked=False)
         over = state.outcome is not None
         statements: list[tuple[str, tuple[Any, ...]]] = [(
             "UPDATE live_hands SET record = $3::jsonb, record_hash = $4, seed_sealed = NULL"
@@ -1108,8 +1199,8 @@ class TableActor:
         self.next_dealer = (hand.dealer + 1) % self.config.seats
         self.hand = None
         hand_id = f"{self.id}-{hand.number}"
-        self._emit(lambda _: {"type": "hand_record", "hand": hand.number, "id": hand_id,
-                              "url": f"/hands/{hand_id}"})
+        self._emit({"type": "hand_record", "hand": hand.number, "id": hand_id,
+                    "url": f"/hands/{hand_id}"})
         self._log("hand_recorded", hand=hand.number, end=end.value, score=list(state.score))
         if not over:
             await self._begin_hand()
@@ -1121,9 +1212,9 @@ class TableActor:
             timer.cancel()
         self.empty_timers.clear()
         self.absent.clear()
-        self._emit(lambda _: {"type": "match_over", "termination": outcome.termination.value,
-                              "winner": outcome.winner, "score": list(state.score),
-                              "forfeit_team": forfeit_team})
+        self._emit({"type": "match_over", "termination": outcome.termination.value,
+                    "winner": outcome.winner, "score": list(state.score),
+                    "forfeit_team": forfeit_team})
         self._log("match_over", match=self.match_number,
                   termination=outcome.termination.value, winner=outcome.winner)
         forfeit_seat, evidence = self._forfeit if self._forfeit is not None else (None, [])

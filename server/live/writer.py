@@ -1,9 +1,10 @@
 """Group commit: one writer task turns the rows of many tables into one transaction.
 
 Table actors hand their rows to `write()` and wait; the writer takes everything pending (up to
-`write_batch_max` jobs), runs it in one transaction and resolves each waiter after COMMIT, so an
-action is durable before it is acknowledged or broadcast and the fsync is shared. If a batch
-fails, its jobs are retried one by one so one bad job cannot sink its neighbours.
+`write_batch_max` jobs), runs it in one transaction (the statements of one SQL text as one
+`executemany` round trip) and resolves each waiter after COMMIT, so an action is durable before
+it is acknowledged or broadcast and the fsync is shared. If a batch fails, its jobs are retried
+one by one so one bad job cannot sink its neighbours.
 """
 
 from __future__ import annotations
@@ -100,6 +101,33 @@ class GroupWriter:
 
     async def _transaction(self, batch: list[_Job]) -> None:
         async with self._pool.acquire() as conn, conn.transaction():
-            for job in batch:
-                for query, args in job.statements:
-                    await conn.execute(query, *args)
+            for query, rows in group_statements([job.statements for job in batch]):
+                if len(rows) == 1:
+                    await conn.execute(query, *rows[0])
+                else:
+                    await conn.executemany(query, rows)
+
+
+def group_statements(
+    jobs: Sequence[Sequence[Statement]],
+) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The jobs' statements as runs of one SQL text each: one round trip per run.
+
+    Each job keeps its own order (a job's statement may need the row its previous one wrote,
+    e.g. a hand after its seed chain): a statement joins the latest run of its SQL text only
+    if that run does not come before the run of the job's previous statement; otherwise it
+    starts a new run. Jobs of one batch come from different waiters (a table actor waits for
+    its write before sending the next), so no order is owed between them.
+    """
+    runs: list[tuple[str, list[tuple[Any, ...]]]] = []
+    latest: dict[str, int] = {}  # SQL text -> index of its latest run
+    for statements in jobs:
+        floor = 0
+        for query, args in statements:
+            index = latest.get(query, -1)
+            if index < floor:
+                index = latest[query] = len(runs)
+                runs.append((query, []))
+            runs[index][1].append(args)
+            floor = index
+    return runs

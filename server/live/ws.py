@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -37,7 +38,10 @@ class Connection:
         self.settings = settings
         self.greeted = False
         self.refused = 0
-        self._outbox: asyncio.Queue[str | None] = asyncio.Queue(maxsize=settings.send_queue)
+        # a plain deque and one waiter, not an asyncio.Queue (four deques and an Event): every
+        # connected player holds one, and the table only ever appends without waiting
+        self._outbox: deque[str] = deque()
+        self._wakeup: asyncio.Future[None] | None = None
         self._tokens = settings.rate_burst
         self._refilled = time.monotonic()
         self._closing: asyncio.Task[bool] | None = None
@@ -47,12 +51,15 @@ class Connection:
         """Queue a message; a client that cannot keep up is disconnected, never waited for."""
         if self._closing is not None or self.ws.closed:
             return
-        try:
-            self._outbox.put_nowait(text)
-        except asyncio.QueueFull:
+        if len(self._outbox) >= self.settings.send_queue:
             log.info("slow client disconnected", extra={"user": self.user_id})
             self._closing = asyncio.create_task(
                 self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow"))
+            return
+        self._outbox.append(text)
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
 
     def send_json(self, message: dict[str, Any]) -> None:
         self.send(json.dumps(message, separators=(",", ":")))
@@ -72,15 +79,19 @@ class Connection:
         return True
 
     async def _drain(self) -> None:
-        while (text := await self._outbox.get()) is not None:
-            try:
-                await self.ws.send_str(text)
-            except (ConnectionError, RuntimeError):
-                return
+        outbox = self._outbox
+        loop = asyncio.get_running_loop()
+        while True:
+            while outbox:
+                try:
+                    await self.ws.send_str(outbox.popleft())
+                except (ConnectionError, RuntimeError):
+                    return
+            self._wakeup = loop.create_future()
+            await self._wakeup
+            self._wakeup = None
 
     async def close(self) -> None:
-        with contextlib.suppress(asyncio.QueueFull):
-            self._outbox.put_nowait(None)
         if not self._pump.done():
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -98,6 +109,18 @@ def _message_id(value: object) -> str | int | None:
                     " or an integer")
 
 
+def _refused_id(data: str, settings: LiveSettings) -> str | int | None:
+    """The id of a message refused before it is handled (the rate limit), when it has a valid
+    one, so that the client knows which message to send again; None otherwise."""
+    if len(data.encode("utf-8", "surrogatepass")) > settings.max_message_bytes:
+        return None
+    try:
+        obj = json.loads(data)
+        return _message_id(obj.get("id")) if isinstance(obj, dict) else None
+    except (ValueError, RecursionError, LiveError):
+        return None
+
+
 def _nonneg_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise LiveError("bad_message", f"{name} must be a non-negative integer")
@@ -112,7 +135,7 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
         return
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to be a message
         conn.error(None, "bad_json", "The message is not JSON.")
         return
     if not isinstance(obj, dict):
@@ -135,7 +158,9 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
         elif not conn.greeted:
             raise LiveError("hello_first", "Send hello first.")
         elif kind == "action":
-            seq = await actor.call(lambda: actor.act(conn, obj.get("action"), arrival))
+            raw_hand = obj.get("hand")
+            hand = None if raw_hand is None else _nonneg_int(raw_hand, "hand")
+            seq = await actor.call(lambda: actor.act(conn, obj.get("action"), arrival, hand))
             conn.send_json({"type": "ack", "id": msg_id, "seq": seq})
         elif kind == "entropy":
             seq = await actor.call(lambda: actor.entropy(conn, obj.get("hand"), obj.get("hex")))
@@ -181,7 +206,8 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
                     if conn.refused > settings.flood_close_after:
                         await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"flooding")
                         break
-                    conn.error(None, "rate_limited", "Too many messages; slow down.")
+                    conn.error(_refused_id(msg.data, settings), "rate_limited",
+                               "Too many messages; slow down.")
                     continue
                 conn.refused = 0  # only an unbroken flood gets a client closed
                 await _handle(conn, actor, msg.data)

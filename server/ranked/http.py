@@ -63,6 +63,9 @@ STATE_PT: Final = {
                         "reservado até ela abrir ou até sair."),
     QueueState.SEATED: "Você está numa mesa ranqueada.",
 }
+# seconds between reloads of the queue page while its player waits for a table
+QUEUE_PAGE_REFRESH: Final = 2
+WAITING_STATES: Final = frozenset({QueueState.INVITING, QueueState.QUEUED, QueueState.PAIRED})
 PAIRED_OPENING_PT: Final = "Adversários encontrados: a mesa está sendo aberta."
 # the stores' stable codes, said to players in pt-BR
 ERROR_PT: Final = {
@@ -613,8 +616,13 @@ async def ranked_page(request: web.Request, *, error: str | None = None,
                       status: int = 200) -> web.Response:
     user = _page_user(request)
     view = await _queue_view(request, user)
-    return render(request, "ranked/queue.html", status=status, error=error,
-                  **_queue_context(view))
+    response = render(request, "ranked/queue.html", status=status, error=error,
+                      **_queue_context(view))
+    if QueueState(view["queue"]["state"]) in WAITING_STATES:
+        # the page works without script: it reloads itself while the player waits, so the
+        # table the pairing opens shows up ("Ir para a mesa") without pressing anything
+        response.headers["Refresh"] = str(QUEUE_PAGE_REFRESH)
+    return response
 
 
 async def ranked_join_form(request: web.Request) -> web.Response:

@@ -19,13 +19,15 @@ one transaction and idempotent.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import secrets
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import partial
 from typing import Any, Protocol
 
 import asyncpg
@@ -68,11 +70,13 @@ class TableLauncher(Protocol):
     """What the live house implements to open a ranked or arena table for players it did not
     seat itself: create the table, seat `users_by_seat` (team `seat % 2`), start the match and
     return the table id (16 lowercase hex digits). `stake` is what each player staked (0 at
-    arena tables); the service holds it in the ledger once the table id is known."""
+    arena tables); the service holds it in the ledger in `before_start(table_id)`, which the
+    launcher awaits after seating and before the first deal, closing the table unplayed (and
+    raising) if it fails."""
 
     async def launch(
         self, kind: TableKind, variant: Variant, seats: int, users_by_seat: Sequence[int],
-        stake: int,
+        stake: int, *, before_start: Callable[[str], Awaitable[None]] | None = None,
     ) -> str: ...
 
 
@@ -320,6 +324,53 @@ class RankedService:
     def start(self) -> None:
         self._wake()
 
+    async def restore(self) -> None:
+        """After a restart: the players of ranked tables still in play are seated again (they
+        cannot queue for a second table), the stakes of a table whose launch a crash cut off
+        before the first deal go back, and a finished ranked match whose settlement a crash cut
+        off is settled now (idempotent: a settled match is left as it is)."""
+        rows = await self.pool.fetch(
+            "SELECT s.user_id, t.id FROM live_tables t JOIN live_seats s ON s.table_id = t.id"
+            " WHERE t.kind = $1 AND t.status = 'playing' AND s.user_id IS NOT NULL",
+            TableKind.RANKED.value)
+        async with self._lock:
+            for row in rows:
+                self.seated[row["user_id"]] = row["id"]
+        for row in await self.pool.fetch(_UNPLAYED_HOLDS):
+            # stakes held for a table whose launch a crash cut off before the first deal
+            try:
+                await ledger.refund(self.pool, row["match_ref"])
+            except StoreError:
+                log.exception("ranked_refund_unplayed_failed",
+                              extra={"match": row["match_ref"]})
+            else:
+                log.info("ranked_refunded_unplayed", extra={"match": row["match_ref"]})
+        for match in await self.pool.fetch(_UNSETTLED, TableKind.RANKED.value):
+            await self._settle_interrupted(match)
+
+    async def _settle_interrupted(self, match: asyncpg.Record) -> None:
+        table_id, number = match["table_id"], match["number"]
+        extra = {"table": table_id, "match": number}
+        users = list(match["users"])
+        forfeit = match["forfeit_seat"]
+        if forfeit is not None and forfeit < len(users):
+            users[forfeit] = match["forfeit_user"]  # who resigned has left the seat since
+        if None in users or len(users) != match["seats"]:
+            # a seat emptied since: paying or rating a guess is worse than an operator's look
+            log.error("ranked_unsettled_unknown_players", extra=extra)
+            return
+        try:
+            await settle_match(
+                self.pool, table_id=table_id, match_number=number, kind=TableKind.RANKED,
+                variant=Variant(match["variant"]), seats=match["seats"], users_by_seat=users,
+                termination=Termination(match["termination"]), winner_team=match["winner"],
+                forfeit_seat=forfeit, restart_overlap=False,
+                evidence=_evidence(match["evidence"]) if forfeit is not None else ())
+        except StoreError:
+            log.exception("ranked_settle_interrupted_failed", extra=extra)
+            return
+        log.info("ranked_settled_after_restart", extra=extra)
+
     async def stop(self) -> None:
         self._stopped = True
         if self._timer is not None:
@@ -533,28 +584,29 @@ class RankedService:
         for formed in list(self.formed):
             if formed.kind is TableKind.RANKED and not await self._still_eligible(formed):
                 continue
+            hold = (partial(self._hold, formed) if formed.kind is TableKind.RANKED else None)
             try:
                 table_id = await self.launcher.launch(formed.kind, formed.variant,
                                                       len(formed.seating), formed.seating,
-                                                      formed.stake)
-            except Exception:  # the live house could not open it now: try again next round
+                                                      formed.stake, before_start=hold)
+            except Exception:
+                # the live house could not open it now, or a stake could not be held (the
+                # table closed unplayed): try again next round, eligibility checked again
                 log.exception("ranked_launch_failed")
                 continue
             self.formed.remove(formed)
             if formed.kind is TableKind.RANKED:
-                try:
-                    await ledger.hold_stakes(self.pool, match_ref(formed.kind, table_id, 1),
-                                             formed.seating, formed.stake)
-                except ledger.LedgerError:
-                    # checked just above and nothing else spends a queued player's chips; if it
-                    # still happens the match is played unstaked, and the log says so
-                    log.exception("ranked_hold_failed", extra={"table": table_id})
                 for user in formed.seating:
                     self.seated[user] = table_id
             else:
                 assert formed.arena_id is not None and formed.arena_table is not None
                 self.arenas[formed.arena_id].tables[table_id] = formed.arena_table
                 self.arena_tables[table_id] = formed.arena_id
+
+    async def _hold(self, formed: FormedTable, table_id: str) -> None:
+        """The stakes, before the first deal: a ranked match is never played unstaked."""
+        await ledger.hold_stakes(self.pool, match_ref(formed.kind, table_id, 1),
+                                 formed.seating, formed.stake)
 
     async def _still_eligible(self, formed: FormedTable) -> bool:
         """A player may have become ineligible while the table waited (a pause from another
@@ -704,6 +756,44 @@ class RankedService:
                 arena_id=event.id, arena_table=table.id))
 
 
+# finished ranked matches without their settlement: neither rated nor, when cancelled, refunded
+# (a cancelled match that held no stakes has nothing to settle)
+_UNSETTLED = """
+SELECT m.table_id, m.number, m.termination, m.winner, t.variant, t.seats,
+       array(SELECT s.user_id FROM live_seats s WHERE s.table_id = t.id ORDER BY s.seat) AS users,
+       a.seat AS forfeit_seat, a.user_id AS forfeit_user, a.evidence
+FROM live_matches m
+JOIN live_tables t ON t.id = m.table_id
+LEFT JOIN abandonments a ON a.table_id = m.table_id AND a.match_number = m.number
+                        AND a.consequence = 'forfeit'
+WHERE t.kind = $1 AND m.termination IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM ranked_rating_history h
+                  WHERE h.reference = 'match:' || t.kind || ':' || m.table_id || ':' || m.number)
+  AND NOT (m.termination = 'cancelled' AND (
+        EXISTS (SELECT 1 FROM chip_entries e
+                WHERE e.reference = 'settle:' || t.kind || ':' || m.table_id || ':' || m.number)
+        OR NOT EXISTS (SELECT 1 FROM chip_entries e
+                WHERE e.reference = 'hold:' || t.kind || ':' || m.table_id || ':' || m.number)))
+ORDER BY m.ended_at
+"""
+
+
+# stakes held for a ranked match the live house never started, and not paid back yet
+_UNPLAYED_HOLDS = """
+SELECT e.match_ref FROM chip_entries e
+WHERE e.reason = 'hold' AND e.match_ref LIKE 'ranked:%'
+  AND NOT EXISTS (SELECT 1 FROM chip_entries s WHERE s.reference = 'settle:' || e.match_ref)
+  AND NOT EXISTS (SELECT 1 FROM live_matches m
+                  WHERE 'ranked:' || m.table_id || ':' || m.number = e.match_ref)
+ORDER BY e.id
+"""
+
+
+def _evidence(value: object) -> list[dict[str, Any]]:
+    loaded = json.loads(value) if isinstance(value, str) else value
+    return [item for item in loaded if isinstance(item, dict)] if isinstance(loaded, list) else []
+
+
 RANKED: web.AppKey[RankedService] = web.AppKey("ranked_service")
 RANKED_SETTINGS: web.AppKey[RankedSettings] = web.AppKey("ranked_settings")
 
@@ -711,6 +801,7 @@ RANKED_SETTINGS: web.AppKey[RankedSettings] = web.AppKey("ranked_settings")
 async def _service(app: web.Application) -> AsyncIterator[None]:
     service = RankedService(app[POOL], app[CLOCK], app.get(LAUNCHER), app[RANKED_SETTINGS])
     app[RANKED] = service
+    await service.restore()
     service.start()
     try:
         yield

@@ -27,6 +27,8 @@ const API_ERRORS = {
   not_full: "Uma mesa privada só começa com todos os lugares ocupados.",
   not_finished: "A partida ainda não terminou.",
   table_closed: "A mesa foi fechada.",
+  rematch_not_allowed: "Mesas ranqueadas e de arena jogam uma partida só: entre na fila de novo.",
+  matchmaker_table: "Os lugares das mesas ranqueadas e de arena são dados pela fila.",
   login_required: "Entre na sua conta primeiro.",
   csrf_failed: "Sessão expirada: recarregue a página.",
   rate_limited: "Calma: muitas mensagens seguidas.",

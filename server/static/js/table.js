@@ -36,6 +36,8 @@ const TERMINATIONS = {
   closed: "a mesa foi fechada",
 };
 const RECONNECT_MAX_MS = 5000;
+// a move chosen on a hand that ended before it arrived: refused, changing nothing
+const STALE_MOVE = "A mão mudou antes da sua jogada chegar: nada foi feito, escolha de novo.";
 
 const state = {
   socket: null,
@@ -44,6 +46,8 @@ const state = {
   table: null,
   seat: null,
   view: null,
+  viewHand: null, // the table hand number of `view`: sent with every action (a stale move is refused)
+  epoch: null, // the server run of the latest welcome: sent with hello, so a reconnect can replay
   handInfo: null,
   pending: [],
   absent: new Set(),
@@ -78,7 +82,7 @@ function connect() {
   socket.addEventListener("open", () => {
     state.connected = true;
     state.reconnectDelay = 250;
-    send({ type: "hello", last_seq: state.lastSeq });
+    send({ type: "hello", last_seq: state.lastSeq, epoch: state.epoch });
   });
   socket.addEventListener("message", (event) => {
     let message;
@@ -152,6 +156,7 @@ function handle(message) {
       state.table = message.table;
       state.seat = message.seat;
       state.signals = message.signals ?? [];
+      state.epoch = message.epoch;
       state.offsetMs = message.server_time_ms - Date.now();
       setConn("connected", "Conectado");
       break;
@@ -160,6 +165,7 @@ function handle(message) {
       state.table = message.table;
       state.handInfo = message.hand;
       state.view = message.view;
+      state.viewHand = message.hand?.hand ?? null;
       state.pending = message.pending ?? [];
       state.absent = new Set(message.absent ?? []);
       state.offsetMs = message.server_time_ms - Date.now();
@@ -191,6 +197,7 @@ function handle(message) {
     case "update":
       if (state.handInfo && state.handInfo.hand === message.hand) state.handInfo.phase = "playing";
       state.view = message.view;
+      state.viewHand = message.hand;
       state.pending = message.pending ?? [];
       state.absent = new Set(message.absent ?? []);
       for (const event of message.events) describeEvent(event, message.view, message.hand);
@@ -214,7 +221,8 @@ function handle(message) {
       break;
     case "error":
       if (message.id !== null && message.id === state.inFlight) state.inFlight = null;
-      if (message.error !== "entropy_duplicate") showError(apiMessage(message.error, message.message));
+      if (message.error === "stale") showError(STALE_MOVE);
+      else if (message.error !== "entropy_duplicate") showError(apiMessage(message.error, message.message));
       break;
     case "signal":
       $("signal-received").textContent = `Parceiro: “${message.label}”`;
@@ -317,7 +325,7 @@ async function checkRecord(hand, url) {
 function act(action) {
   if (state.inFlight !== null) return;
   const id = state.nextId++;
-  if (send({ type: "action", id, action })) {
+  if (send({ type: "action", id, hand: state.viewHand, action })) {
     state.inFlight = id;
     render();
   }
@@ -559,7 +567,10 @@ function render() {
   notice.hidden = !(me && state.absent.has(state.seat));
   notice.textContent = notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas (2 s) até você jogar de novo.";
   const rematch = $("rematch");
-  rematch.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
+  // ranked and arena tables play one match: their players queue again instead
+  const competitive = table.kind === "ranked" || table.kind === "arena";
+  rematch.hidden = competitive || table.status !== "finished" || state.seat === null
+    || state.seat === undefined;
   rematch.disabled = (table.rematch ?? []).includes(state.seat);
   rematch.textContent = rematch.disabled ? "Revanche pedida: esperando os outros" : "Revanche";
 }

@@ -1,0 +1,349 @@
+"""Fixes in the live house: a server bot follows its human partner's vote at once (whatever the
+seats), a move that crossed the end of its hand is refused as stale (and the browser names the
+hand of its moves, and resumes by its epoch), and refusals of the rate limiter (and of
+unparseable nesting) answer as the protocol says."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, WebSocketRoute, expect
+
+from server.bots import NothingToDo, choose_action
+from server.clock import VirtualClock
+from tests.conftest import AppFactory
+from tests.test_browser_tables import (  # noqa: F401  (the fixtures are used by name)
+    LiveServer,
+    Policy,
+    browser_fixture,
+    live_server_fixture,
+    new_page,
+    play_step,
+    signup,
+)
+from tests.test_browser_tables import create_table as open_browser_table
+from tests.test_live_helpers import (
+    SeatClient,
+    connect,
+    create_table,
+    players,
+    start_live,
+)
+from truco import (
+    CANONICAL_DECK,
+    Deal,
+    MatchConfig,
+    Variant,
+    action_from_json,
+    apply,
+    new_match,
+    start_hand,
+    view,
+)
+
+BOT_THINK = 0.8  # the production think time, on the virtual clock
+
+
+async def drain(client: SeatClient) -> list[dict[str, Any]]:
+    """Every message already sent to this client (entropy is sent as it is asked for)."""
+    got: list[dict[str, Any]] = []
+    while True:
+        try:
+            data = await client.recv(timeout=0.02)
+        except TimeoutError:
+            return got
+        got.append(data)
+        await client.react(data)
+
+
+def events(client: SeatClient) -> list[tuple[float, dict[str, Any]]]:
+    return [(m["_at"], e) for m in client.received if m["type"] == "update"
+            for e in m["events"]]
+
+
+async def act(client: SeatClient, action: dict[str, Any]) -> None:
+    client.acted_at = client.last_seq
+    client.next_id += 1
+    await client.send({"type": "action", "id": client.next_id, "hand": client.view_hand,
+                       "action": action})
+
+
+@pytest.mark.parametrize("human_seat", [0, 2], ids=["bot-partner-higher", "bot-partner-lower"])
+async def test_bot_partner_adopts_a_disagreeing_human_vote(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        human_seat: int) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
+    ana, bia = await players(live.base, "ana", "bia")
+    partner = (human_seat + 2) % 4
+    try:
+        table = await create_table(ana, "paulista", 4, "training")
+        tid = table["id"]
+        if human_seat != 0:
+            status, body = await ana.post(f"/api/tables/{tid}/seat", {"seat": human_seat})
+            assert status == 200, body
+        # bia sits on the other team and raises at her first turn: ana's team must answer
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
+        assert status == 200, body
+        a = await connect(ana, tid, human_seat)
+        b = await connect(bia, tid, 1)
+        a.autoplay = b.autoplay = False
+        await ana.post(f"/api/tables/{tid}/start")
+        # when ana voted, how many events she had seen then, the bot's vote and hers
+        voted: tuple[float, int, str, str] | None = None
+        for _ in range(300):
+            # straight to the next timer (a bot's think time, a clock), at most 0.5 s at once
+            due = vclock.next_deadline
+            await vclock.advance(0.5 if due is None else min(0.5, max(0.0, due - vclock.now())))
+            for client in (a, b):
+                for message in await drain(client):
+                    message["_at"] = vclock.now()
+            if voted is not None and vclock.now() >= voted[0] + 2 * BOT_THINK:
+                break
+            for client in (a, b):
+                view = client.view
+                if not view or not view["legal"] or client.acted_at == client.last_seq:
+                    continue
+                hand = view["hand"]
+                request, votes = hand["request"], hand["votes"]
+                if client is a and request:
+                    # ana waits for her bot partner's vote, then votes something else
+                    if voted is not None or str(partner) not in votes:
+                        continue
+                    mine = next(x for x in view["legal"] if x["do"] != votes[str(partner)])
+                    await act(a, mine)
+                    voted = (vclock.now(), len(events(a)), votes[str(partner)], mine["do"])
+                    continue
+                raise_ = next((x for x in view["legal"] if x["do"] == "raise"), None)
+                if client is b and raise_ is not None and not request:
+                    await act(b, raise_)
+                    continue
+                try:
+                    await act(client, choose_action(view, client.rng))
+                except NothingToDo:
+                    continue
+        assert voted is not None, "ana's team was never asked"
+        at, seen, bot_vote, human_vote = voted
+        assert bot_vote != human_vote
+        after = events(a)[seen:]
+        # the bot re-voted ana's vote after its think time, and the team answered at once:
+        # not at the end of the 10 s to agree
+        adopted = next(((t, e) for t, e in after
+                        if e["type"] == "vote_cast" and e["seat"] == partner), None)
+        assert adopted is not None, "the bot never voted again"
+        assert adopted[1]["vote"] == human_vote and not adopted[1]["automatic"]
+        assert adopted[0] <= at + BOT_THINK
+        answered = {"accept": "raise_accepted", "decline": "raise_declined",
+                    "raise": "raise_requested"}[human_vote]
+        assert any(e["type"] == answered and e["team"] == human_seat % 2 for _, e in after)
+        assert not any(e["type"] == "vote_expired" for _, e in events(a))
+        assert not a.errors and not b.errors
+    finally:
+        await ana.close()
+        await bia.close()
+
+
+def test_policy_gives_in_to_a_person_partner_whatever_the_seats() -> None:
+    state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=0)
+    deck = list(CANONICAL_DECK)
+    state, _ = start_hand(state, Deal(dealer=0, hands=tuple(
+        tuple(deck[3 * s:3 * s + 3]) for s in range(4)), vira=deck[12]))
+    state, _ = apply(state, action_from_json({"seat": 1, "do": "raise"}))
+    state, _ = apply(state, action_from_json({"seat": 0, "do": "accept"}))
+    rng = random.Random(1)
+    # having voted, a seat waits for its partner instead of changing its own vote
+    for partner_is_person in (False, True):
+        with pytest.raises(NothingToDo):
+            choose_action(view(state, 0), rng, partner_is_person=partner_is_person)
+    state, _ = apply(state, action_from_json({"seat": 2, "do": "decline"}))
+    # two policy players: the higher seat gives in, the lower one waits
+    with pytest.raises(NothingToDo):
+        choose_action(view(state, 0), rng)
+    assert choose_action(view(state, 2), rng) == {"seat": 2, "do": "accept"}
+    # next to a person, the bot adopts the person's vote, lower seat or not
+    assert choose_action(view(state, 0), rng, partner_is_person=True) == \
+        {"seat": 0, "do": "decline"}
+    assert choose_action(view(state, 2), rng, partner_is_person=True) == \
+        {"seat": 2, "do": "accept"}
+
+
+async def test_a_move_for_another_hand_is_refused_as_stale(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.autoplay = False
+        seat.send_entropy = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat)
+        assert seat.received[-1]["type"] == "commitment" and seat.received[-1]["hand"] == 1
+
+        async def refused(message: dict[str, Any]) -> dict[str, Any]:
+            """Send `message`: it is refused and nothing else happens at the table."""
+            before = seat.last_seq
+            await seat.send(message)
+            (answer,) = await drain(seat)
+            assert answer["type"] == "error" and answer["id"] == message["id"], answer
+            assert seat.last_seq == before
+            return answer
+
+        # hand 1 is still collecting entropy: no move belongs to it yet
+        answer = await refused({"type": "action", "id": "early", "hand": 1,
+                                "action": {"do": "raise"}})
+        assert answer["error"] == "stale" and "hand 1 is not dealt yet" in answer["message"]
+        for bad in (-1, "1", True, 1.0):
+            answer = await refused({"type": "action", "id": "bad", "hand": bad,
+                                    "action": {"do": "raise"}})
+            assert answer["error"] == "bad_message" and "hand" in answer["message"]
+        # play hand 1 to its end (ana's entropy goes in now: each deal is at once)
+        seat.send_entropy = True
+        await seat.react(seat.received[-3])  # the commitment
+        hand_one: dict[str, Any] | None = None
+        for _ in range(200):
+            await vclock.advance(0.1)
+            await drain(seat)
+            view = seat.view
+            if view and view["legal"] and seat.acted_at != seat.last_seq:
+                if seat.view_hand == 2:
+                    break
+                if hand_one is None:
+                    hand_one = view
+                try:
+                    await act(seat, choose_action(view, seat.rng))
+                except NothingToDo:
+                    continue
+        assert seat.view is not None and seat.view_hand == 2 and hand_one is not None
+        legal = seat.view["legal"]
+        # a move chosen on hand 1 arrives while hand 2 is in play, where it is legal too:
+        # refused, not applied to hand 2
+        answer = await refused({"type": "action", "id": "late", "hand": 1, "action": legal[0]})
+        assert answer["error"] == "stale"
+        assert answer["message"] == "That move was for hand 1; hand 2 is in play now."
+        assert seat.view["legal"] == legal
+        # named with the hand in play, the same move is applied
+        await seat.send({"type": "action", "id": "now", "hand": 2, "action": legal[0]})
+        got = await drain(seat)
+        assert [m["type"] for m in got][:2] == ["update", "ack"]
+        assert got[1]["id"] == "now" and got[1]["seq"] == got[0]["seq"]
+        assert got[0]["hand"] == 2
+    finally:
+        await ana.close()
+
+
+async def test_rate_limited_refusals_name_the_refused_message(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock, rate_per_second=0.001,
+                            rate_burst=2.0, flood_close_after=50)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        ws = await ana.ws(table["id"])
+        sent = [
+            json.dumps({"type": "ping", "id": "p1"}),
+            json.dumps({"type": "ping", "id": 2}),
+            # refused from here on: each error names the message it refuses, when it can
+            json.dumps({"type": "action", "id": "a7", "hand": 1, "action": {"do": "raise"}}),
+            json.dumps({"type": "ping", "id": 99}),
+            json.dumps({"type": "ping"}),
+            json.dumps({"type": "ping", "id": "x" * 65}),  # not a valid id
+            json.dumps({"type": "ping", "id": [1]}),
+            "not json",
+            "[1, 2]",
+            "[" * 3000 + "]" * 3000,
+            json.dumps({"type": "ping", "id": "big", "pad": "y" * 5000}),  # over the size limit
+        ]
+        for text in sent:
+            await ws.send_str(text)
+        answers = [json.loads((await ws.receive(timeout=5)).data) for _ in sent]
+        assert [(a["type"], a["id"]) for a in answers[:2]] == [("pong", "p1"), ("pong", 2)]
+        assert all(a["type"] == "error" and a["error"] == "rate_limited" for a in answers[2:])
+        assert [a["id"] for a in answers[2:]] == ["a7", 99] + [None] * 7
+    finally:
+        await ana.close()
+
+
+async def test_deeply_nested_json_is_bad_json(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        ws = await ana.ws(table["id"])
+        await ws.send_str("[" * 2000 + "]" * 2000)
+        answer = json.loads((await ws.receive(timeout=5)).data)
+        assert (answer["type"], answer["error"], answer["id"]) == ("error", "bad_json", None)
+        # the socket is still served
+        await ws.send_str(json.dumps({"type": "ping", "id": 1}))
+        assert json.loads((await ws.receive(timeout=5)).data)["type"] == "pong"
+    finally:
+        await ana.close()
+
+
+@pytest.mark.timeout(180)
+async def test_the_browser_names_the_hand_and_resumes_by_epoch(
+        live_server: LiveServer, browser: Browser) -> None:
+    page = await new_page(browser, live_server)
+    frames: list[tuple[str, dict[str, Any]]] = []  # ("page" | "server", message), in order
+    routes: list[WebSocketRoute] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if isinstance(message, str):
+                frames.append(("page", json.loads(message)))
+            server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            if isinstance(message, str):
+                frames.append(("server", json.loads(message)))
+            ws.send(message)
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+        routes.append(ws)
+
+    await page.route_web_socket(re.compile(r"/ws/tables/"), route)
+    await signup(page, live_server, "fix_ana")
+    await open_browser_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#my-hand .card").first).to_be_visible()
+
+    async def one_move() -> None:
+        for _ in range(200):
+            if await play_step(page, Policy()):
+                return
+            await page.wait_for_timeout(100)
+        raise AssertionError("no move came up")
+
+    def named_actions() -> int:
+        """Check that every action names the hand of the latest update before it."""
+        hand, actions = None, 0
+        for source, message in frames:
+            if source == "server" and message["type"] == "update":
+                hand = message["hand"]
+            elif source == "page" and message["type"] == "action":
+                assert hand is not None and message["hand"] == hand, message
+                actions += 1
+        return actions
+
+    await one_move()
+    assert named_actions() == 1
+    (welcome,) = [m for s, m in frames if s == "server" and m["type"] == "welcome"]
+    mark = len(frames)
+    await routes[0].close(code=4000, reason="test: connection dropped")
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    hello = next(m for s, m in frames[mark:] if s == "page" and m["type"] == "hello")
+    assert hello["epoch"] == welcome["epoch"] and hello["last_seq"] > 0
+    await one_move()
+    # same server run: what was missed is replayed, never replaced by a snapshot
+    assert [m for s, m in frames[mark:] if s == "server" and m["type"] == "snapshot"] == []
+    assert named_actions() == 2

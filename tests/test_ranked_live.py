@@ -1,0 +1,236 @@
+"""The wiring between the live house and the ranked service: a ranked table plays one match (no
+rematch), its settlement pays and rates the players the match started with, once, and an
+abandonment in a match that outlived a server run is exempt (the house's `restart_overlap`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from server.app import POOL
+from server.clock import VirtualClock
+from server.live.house import Lineup
+from server.live.model import TableKind
+from server.live.table import MatchResult
+from server.ranked import ledger, ratings
+from server.ranked.service import RANKED
+from tests.conftest import AppFactory
+from tests.test_live_helpers import Live, Player, players, start_live
+from truco import Termination, Variant
+
+STAKE = 50
+
+
+async def _ids(live: Live, *names: str) -> list[int]:
+    rows = await live.app[POOL].fetch(
+        "SELECT id, name FROM users WHERE name = ANY($1::text[])", list(names))
+    ids = {row["name"]: row["id"] for row in rows}
+    return [ids[name] for name in names]
+
+
+async def _launch(live: Live, users: list[int]) -> str:
+    """Open a ranked table as the ranked service does: launch it, then hold the stakes."""
+    tid = await live.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, STAKE)
+    await ledger.hold_stakes(live.app[POOL], f"ranked:{tid}:1", users, STAKE)
+    return tid
+
+
+async def _record_status(live: Live, tid: str) -> list[tuple[int, str]]:
+    rows = await live.app[POOL].fetch(
+        "SELECT user_id, status FROM ranked_abandonments WHERE match_ref = $1",
+        f"ranked:{tid}:1")
+    return [(row["user_id"], row["status"]) for row in rows]
+
+
+async def _movements(live: Live, tid: str) -> list[str]:
+    rows = await live.app[POOL].fetch(
+        "SELECT reason FROM chip_entries WHERE match_ref = $1 ORDER BY id", f"ranked:{tid}:1")
+    return [row["reason"] for row in rows]
+
+
+async def test_a_ranked_table_refuses_a_rematch_and_settles_its_match_once(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        users = await _ids(live, "ana", "bia")
+        tid = await _launch(live, users)
+        status, body = await bia.post(f"/api/tables/{tid}/rematch")
+        assert (status, body["error"]) == (409, "rematch_not_allowed")  # not even mid-match
+        # ana resigns: the match ends by abandonment, settled for both players
+        status, _ = await ana.post(f"/api/tables/{tid}/leave")
+        assert status == 200
+        pool = live.app[POOL]
+        assert await ledger.balance(pool, users[0]) == 1000 - STAKE
+        assert await ledger.balance(pool, users[1]) == 1000 + STAKE
+        assert await _movements(live, tid) == ["hold", "payout"]
+        assert await _record_status(live, tid) == [(users[0], "pending")]  # no restart: counts
+        won = await ratings.rating_of(pool, users[1], Variant.PAULISTA, 2)
+        assert won.rating > 1500
+        assert tid not in live.house.lineups  # settled: nothing kept for the table
+
+        # the winner asks for a rematch: refused, nothing starts, nothing is staked again
+        status, body = await bia.post(f"/api/tables/{tid}/rematch")
+        assert (status, body["error"]) == (409, "rematch_not_allowed")
+        _, table = await bia.get(f"/api/tables/{tid}")
+        assert table["table"]["match"] == 1 and table["table"]["rematch"] == []
+        assert await _movements(live, tid) == ["hold", "payout"]
+
+        # the table reports a seat emptied (0): the lineup it was launched with is used, and a
+        # second settlement of the same match moves nothing
+        result = MatchResult(
+            table_id=tid, match_number=1, kind=TableKind.RANKED, variant=Variant.PAULISTA,
+            seats=2, users_by_seat=(0, users[1]), termination=Termination.ABANDONMENT,
+            winner_team=1, forfeit_seat=0, evidence=())
+        assert live.house.lineup(result) is None  # settled and forgotten: nobody to guess
+        live.house.lineups[tid] = Lineup(tuple(users), restart_overlap=False)
+        lineup = live.house.lineup(result)
+        assert lineup is not None and lineup.users_by_seat == tuple(users)
+        await live.house.settle(result)
+        assert await ledger.balance(pool, users[1]) == 1000 + STAKE
+        assert await _movements(live, tid) == ["hold", "payout"]
+        assert len(await ratings.history(pool, users[1], Variant.PAULISTA, 2)) == 1
+
+        # the freed seat is not a lobby seat: nobody joins, moves or starts a second,
+        # unstaked and unpaired match at a ranked table
+        cid, = await players(live.base, "cid")
+        try:
+            for who, path, body in [(cid, "join", {"seat": 0}), (bia, "seat", {"seat": 0}),
+                                    (bia, "start", None)]:
+                status, answer = await who.post(f"/api/tables/{tid}/{path}", body)
+                assert (status, answer["error"]) == (409, "matchmaker_table"), path
+            _, table = await bia.get(f"/api/tables/{tid}")
+            assert table["table"]["match"] == 1
+            assert await _movements(live, tid) == ["hold", "payout"]
+        finally:
+            await cid.close()
+    finally:
+        await ana.close()
+        await bia.close()
+
+
+async def test_an_abandonment_in_a_match_that_outlived_a_restart_is_exempt(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(first.base, "ana", "bia")
+    users = await _ids(first, "ana", "bia")
+    tid = await _launch(first, users)
+    assert first.house.lineups[tid].restart_overlap is False
+    await ana.close()
+    await bia.close()
+    await first.client.close()  # a clean stop mid-match
+
+    await vclock.advance(30.0)
+    second = await start_live(make_app, aiohttp_client, vclock)
+    ana = await Player(second.base, "ana").login()
+    try:
+        lineup = second.house.lineups[tid]
+        assert lineup.users_by_seat == tuple(users) and lineup.restart_overlap is True
+        # the ranked service knows them seated: neither can queue for a second table meanwhile
+        service = second.app[RANKED]
+        assert service.seated == {users[0]: tid, users[1]: tid}
+        status, body = await ana.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+        assert (status, body["error"]) == (409, "already_queued")
+        status, _ = await ana.post(f"/api/tables/{tid}/leave")
+        assert status == 200
+        pool = second.app[POOL]
+        # the match is lost and paid as any other, but the record carries no penalty
+        assert await _movements(second, tid) == ["hold", "payout"]
+        assert await ledger.balance(pool, users[1]) == 1000 + STAKE
+        assert await _record_status(second, tid) == [(users[0], "exempt")]
+        assert len(await ratings.history(pool, users[0], Variant.PAULISTA, 2)) == 1
+        assert service.seated == {}
+    finally:
+        await ana.close()
+
+
+async def test_a_settlement_cut_off_by_a_crash_is_made_at_the_next_start(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(first.base, "ana", "bia")
+    users = await _ids(first, "ana", "bia")
+    tid = await _launch(first, users)
+    first.house.settler = None  # the process dies between the match's end and its settlement
+    status, _ = await ana.post(f"/api/tables/{tid}/leave")
+    assert status == 200
+    assert await _movements(first, tid) == ["hold"]
+    await ana.close()
+    await bia.close()
+    await first.client.close()
+
+    second = await start_live(make_app, aiohttp_client, vclock)
+    pool = second.app[POOL]
+    # settled once at start: paid, both rated, the resigning player's record made
+    assert await _movements(second, tid) == ["hold", "payout"]
+    assert await ledger.balance(pool, users[1]) == 1000 + STAKE
+    assert await _record_status(second, tid) == [(users[0], "pending")]
+    for user in users:
+        assert len(await ratings.history(pool, user, Variant.PAULISTA, 2)) == 1
+    await second.client.close()
+    # and not again at the start after
+    third = await start_live(make_app, aiohttp_client, vclock)
+    assert await _movements(third, tid) == ["hold", "payout"]
+    assert len(await ratings.history(third.app[POOL], users[1], Variant.PAULISTA, 2)) == 1
+
+
+async def test_a_stake_that_cannot_be_held_closes_the_table_unplayed(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia, caio = await players(live.base, "ana", "bia", "caio")
+    try:
+        pool = live.app[POOL]
+        users = await _ids(live, "ana", "bia")
+        # bia's chips are all at stake elsewhere when the table opens
+        (caio_id,) = await _ids(live, "caio")
+        await ledger.hold_stakes(pool, "ranked:00000000000000aa:1", [users[1], caio_id], 1000)
+
+        async def hold(table_id: str) -> None:
+            await ledger.hold_stakes(pool, f"ranked:{table_id}:1", users, STAKE)
+
+        with pytest.raises(ledger.LedgerError) as refused:
+            await live.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, STAKE,
+                                    before_start=hold)
+        assert refused.value.code == "insufficient_chips"
+        # nothing dealt, nothing held, the table closed and forgotten
+        assert live.house.tables == {} and live.house.lineups == {}
+        assert await pool.fetchval("SELECT count(*) FROM live_matches") == 0
+        assert await pool.fetchval("SELECT status FROM live_tables") == "closed"
+        assert await ledger.balance(pool, users[0]) == 1000
+    finally:
+        await ana.close()
+        await bia.close()
+        await caio.close()
+
+
+async def test_a_launch_cut_off_before_the_first_deal_closes_and_refunds(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(first.base, "ana", "bia")
+    users = await _ids(first, "ana", "bia")
+    pool = first.app[POOL]
+    crash: list[str] = []
+
+    async def hold_then_die(table_id: str) -> None:
+        await ledger.hold_stakes(pool, f"ranked:{table_id}:1", users, STAKE)
+        crash.append(table_id)
+        raise asyncio.CancelledError  # the process stops here: nothing after runs
+
+    with pytest.raises(asyncio.CancelledError):
+        await first.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, STAKE,
+                                 before_start=hold_then_die)
+    (tid,) = crash
+    assert await ledger.balance(pool, users[0]) == 1000 - STAKE
+    await ana.close()
+    await bia.close()
+    await first.client.close()
+
+    second = await start_live(make_app, aiohttp_client, vclock)
+    pool = second.app[POOL]
+    assert await _movements(second, tid) == ["hold", "refund"]
+    for user in users:
+        assert await ledger.balance(pool, user) == 1000
+    assert await pool.fetchval("SELECT status FROM live_tables WHERE id = $1", tid) == "closed"
+    assert second.house.tables == {}
