@@ -22,7 +22,7 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -65,6 +65,7 @@ from truco import (
 )
 from truco.fairness import (
     MAX_CONTRIBUTION_BYTES,
+    commitment,
     deal_cards,
     derive_deck,
     draw_first_dealer,
@@ -121,19 +122,51 @@ class Seat:
         return self.user_id is not None
 
 
-@dataclass
-class Chain:
-    """The current seed chain: seeds[i] is the seed of chain index i (seeds[0] the anchor)."""
+# a chain keeps every CHAIN_MARK-th seed: any other is at most CHAIN_MARK - 1 hashes away
+CHAIN_MARK = 32
 
-    start: int
-    seeds: tuple[bytes, ...]
-    anchor: dict[str, Any]
+
+class Chain:
+    """The current seed chain: seed i is chain index i (0 the anchor), s_(i-1) = SHA-256(s_i).
+
+    The hand `start + i - 1` uses seed i and publishes seed i - 1 as its commitment. A whole
+    chain (1,025 seeds, about 75 KB) per table was most of a player's share of the server's
+    memory, and a table needs one seed per hand: only every CHAIN_MARK-th seed and the tip are
+    kept, the rest rebuilt on demand with the chain's own hash.
+    """
+
+    __slots__ = ("_marks", "anchor", "length", "start")
+
+    def __init__(self, start: int, seeds: Sequence[bytes], anchor: dict[str, Any]) -> None:
+        self.start = start
+        self.anchor = anchor
+        self.length = len(seeds) - 1  # the tip's index
+        self._marks: dict[int, bytes] = {
+            i: seeds[i] for i in (*range(0, len(seeds), CHAIN_MARK), self.length)
+        }
+
+    def seed(self, index: int) -> bytes:
+        if not 0 <= index <= self.length:
+            raise IndexError(f"chain index {index} is outside 0..{self.length}")
+        mark = min(-(-index // CHAIN_MARK) * CHAIN_MARK, self.length)
+        seed = self._marks[mark]
+        for _ in range(mark - index):
+            seed = commitment(seed)  # the previous link of the chain
+        return seed
+
+    @property
+    def seeds(self) -> tuple[bytes, ...]:
+        """The whole chain, rebuilt (for checks; the table itself reads single seeds)."""
+        return seed_chain(self._marks[self.length], self.length)
 
     def covers(self, hand: int) -> bool:
-        return 1 <= hand - self.start + 1 < len(self.seeds)
+        return 1 <= hand - self.start + 1 <= self.length
 
     def seed_for(self, hand: int) -> bytes:
-        return self.seeds[hand - self.start + 1]
+        return self.seed(hand - self.start + 1)
+
+    def commitment_for(self, hand: int) -> bytes:
+        return self.seed(hand - self.start)
 
 
 @dataclass
@@ -742,7 +775,7 @@ class TableActor:
             match_number=self.match_number,
             chain_start=chain.start,
             seed=seed,
-            commitment=chain.seeds[number - chain.start],
+            commitment=chain.commitment_for(number),
             score_before=self.score,
             anchor=anchor,
         )
