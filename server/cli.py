@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "bench": ("server.bench", "main", "benchmarks: engine, fairness, load"),
     "serve": ("server.serve", "main", "start the house (embedded PostgreSQL without DATABASE_URL)"),
     "migrate": ("server.serve", "migrate_main", "apply pending SQL migrations and exit"),
+    "operator": ("server.serve", "operator_main", "give an account the operator role"),
     "bots": ("server.botclient", "main", "run bot clients against a server over the protocol"),
 }
 

@@ -100,3 +100,52 @@ async def _migrate(config: Config) -> int:
             embedded.stop()
     print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
     return 0
+
+
+def operator_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="barajamos operator",
+        description="Give an account the operator role (or take it back with --revoke).")
+    parser.add_argument("name", help="the account's name")
+    parser.add_argument("--revoke", action="store_true", help="make it a player again")
+    _common(parser)
+    args = parser.parse_args(argv)
+    try:
+        config = _config(args)
+    except ConfigError as exc:
+        print(f"barajamos operator: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(config.log_level)
+    return asyncio.run(_set_operator(config, args.name, not args.revoke))
+
+
+async def _set_operator(config: Config, name: str, operator: bool) -> int:
+    import asyncpg
+
+    from server.accounts import Role, set_role
+    from server.db import EmbeddedPostgres, migrate
+
+    embedded = None
+    dsn = config.database_url
+    if dsn is None:
+        embedded = EmbeddedPostgres(config.data_path / "pg")
+        dsn = embedded.start()
+    try:
+        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=1)
+        try:
+            async with pool.acquire() as conn:
+                await migrate(conn)
+            changed = await set_role(pool, name, Role.OPERATOR if operator else Role.PLAYER)
+        finally:
+            await pool.close()
+    except (OSError, asyncpg.PostgresError) as exc:
+        print(f"barajamos operator: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    if not changed:
+        print(f"barajamos operator: no account named {name!r}", file=sys.stderr)
+        return 1
+    print(f"{name}: {'operator' if operator else 'player'}")
+    return 0

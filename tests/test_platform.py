@@ -107,3 +107,21 @@ def test_serve_refuses_a_bad_password_cost(tmp_path: Path, monkeypatch: pytest.M
     err = capsys.readouterr().err
     assert "BARAJAMOS_PASSWORD_COST must be one of interactive, minimum" in err
     assert "Traceback" not in err
+
+
+async def test_operator_command_sets_and_revokes_the_role(database_url: str,
+                                                           tmp_path: Path) -> None:
+    from server.accounts import MINIMUM, register
+    from server.serve import _set_operator
+
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+    try:
+        await register(pool, "olga", "sturdy pass 9", MINIMUM)
+        config = from_env({}, data_dir=tmp_path, database_url=database_url)
+        assert await _set_operator(config, "OLGA", True) == 0
+        assert await pool.fetchval("SELECT role FROM users WHERE name = 'olga'") == "operator"
+        assert await _set_operator(config, "olga", False) == 0
+        assert await pool.fetchval("SELECT role FROM users WHERE name = 'olga'") == "player"
+        assert await _set_operator(config, "nobody", True) == 1
+    finally:
+        await pool.close()
