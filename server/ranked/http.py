@@ -95,6 +95,7 @@ ERROR_PT: Final = {
     "exempt": "Este registro é isento (falha do servidor): não há penalidade.",
     "bad_filter": "Filtro inválido.",
     "bad_decision": "Escolha manter ou reverter.",
+    "unavailable": "As ranqueadas estão indisponíveis agora; tente de novo em instantes.",
 }
 _STATUS_BY_CODE: Final = {
     "not_found": 404, "unknown_arena": 404, "unknown_user": 404, "forbidden": 403,
@@ -102,7 +103,7 @@ _STATUS_BY_CODE: Final = {
     "partner_paused": 409, "partner_insufficient_chips": 409, "in_arena": 409,
     "arena_closed": 409, "closed": 409, "already_joined": 409, "not_joined": 409,
     "already_appealed": 409, "nothing_to_appeal": 409, "already_overturned": 409,
-    "already_upheld": 409, "exempt": 409, "conflict": 409,
+    "already_upheld": 409, "exempt": 409, "conflict": 409, "unavailable": 503,
 }
 
 

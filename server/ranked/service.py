@@ -14,6 +14,10 @@ match ends the live house calls `RankedService.match_ended` (or, without the ser
 bookkeeping, the module function `settle_match`): the stake payout or refund, the Glicko-2
 update (ranked tables only) and, for an abandonment, the review record with its penalty; all in
 one transaction and idempotent.
+
+The queue tickets and the running arenas are stored (`state`, migration 024) before the request
+that changed them is answered, and `restore` rebuilds them at start; duo invitations stay in
+memory.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from server.app import CLOCK, POOL
 from server.clock import Clock, Timer
 from server.db import Conn
 from server.live.model import TableKind
-from server.ranked import arena_results, ledger, ratings, review
+from server.ranked import arena_results, ledger, ratings, review, state
 from server.ranked.arena import Arena, ArenaError
 from server.ranked.matchmaking import (
     Match,
@@ -63,7 +67,7 @@ class RankedError(StoreError):
     """A refused ranked request. Codes: bad_queue, bad_partner, unknown_user, already_queued,
     in_arena, not_queued, paused, insufficient_chips, partner_paused,
     partner_insufficient_chips, bad_arena, unknown_arena, arena_closed, already_joined,
-    not_joined, bad_result."""
+    not_joined, bad_result, unavailable (the database could not store the change)."""
 
 
 class TableLauncher(Protocol):
@@ -298,6 +302,8 @@ class ArenaEvent:
     # live table id -> the arena's table number
     tables: dict[str, int] = field(default_factory=dict)
     recorded: bool = False
+    # what the database holds (migration 024): written again only when it differs
+    saved: tuple[Arena, dict[str, int]] | None = None
 
 
 class RankedService:
@@ -313,6 +319,7 @@ class RankedService:
         self.seated: dict[int, str] = {}  # user -> ranked table id
         self.arenas: dict[str, ArenaEvent] = {}
         self.arena_tables: dict[str, str] = {}  # live table id -> arena id
+        self._saved_tickets: dict[int, state.TicketRow] = {}  # what migration 024 holds
         self._lock = asyncio.Lock()
         self._timer: Timer | None = None
         self._timer_at = 0.0
@@ -347,6 +354,73 @@ class RankedService:
                 log.info("ranked_refunded_unplayed", extra={"match": row["match_ref"]})
         for match in await self.pool.fetch(_UNSETTLED, TableKind.RANKED.value):
             await self._settle_interrupted(match)
+        await self._restore_state()
+
+    async def _restore_state(self) -> None:
+        """The queues and arenas as acknowledged before the restart (migration 024): tickets
+        keep their original join time (so their window and their turn), a ticket whose table
+        had opened (its players are seated) is dropped, and an arena whose end passed while the
+        server was down closes now and records its podium, once."""
+        now = self.clock.now()
+        async with self._lock:
+            loaded = await state.load_tickets(self.pool)
+            self._saved_tickets = {row[1][0]: row for row in loaded}
+            for key, players, ratings_, joined in loaded:
+                if any(p in self.seated or self.matchmaker.queued(p) is not None
+                       for p in players):
+                    continue
+                self.matchmaker = self.matchmaker.enqueue(
+                    key, list(zip(players, ratings_, strict=True)), joined)
+            await self._persist_queue()  # forgets the dropped tickets
+            for stored in await state.load_arenas(self.pool):
+                event = ArenaEvent(stored.id, stored.variant, stored.arena, dict(stored.tables),
+                                   saved=(stored.arena, dict(stored.tables)))
+                self.arenas[event.id] = event
+                for table_id in event.tables:
+                    self.arena_tables[table_id] = event.id
+                if now >= event.arena.ends_at:
+                    await self._arena_round(event, now)
+            log.info("ranked_state_restored", extra={
+                "tickets": len(self.matchmaker.tickets), "arenas": len(self.arenas)})
+
+    # ---- durable state (migration 024)
+
+    async def _persist_queue(self) -> None:
+        """Store the tickets as they are now: the queued ones and those of formed tables not
+        opened yet (a restart sends them back to the queue); only when something changed."""
+        tickets = [*self.matchmaker.tickets,
+                   *(t for f in self.formed if f.match is not None for t in f.match.tickets)]
+        rows = state.ticket_rows(tickets)
+        if rows != self._saved_tickets:
+            await state.sync_tickets(self.pool, rows, self._saved_tickets)
+            self._saved_tickets = rows
+
+    async def _persist_arena(self, event: ArenaEvent) -> None:
+        """Store a running arena when it changed (a recorded one is closed for good)."""
+        if event.recorded:
+            return
+        current = (event.arena, dict(event.tables))
+        if event.saved == current:
+            return
+        before = None if event.saved is None else event.saved[0]
+        await state.save_arena(self.pool, event.id, event.variant, event.arena, event.tables,
+                               self.clock.now(), before)
+        event.saved = current
+
+    async def _acknowledge(self, undo: Callable[[], None],
+                           event: ArenaEvent | None = None) -> None:
+        """Store a player's change before answering them; if the database refuses it, the
+        change is undone in memory too and the player told: nothing changed."""
+        try:
+            if event is None:
+                await self._persist_queue()
+            else:
+                await self._persist_arena(event)
+        except (asyncpg.PostgresError, OSError) as exc:
+            undo()
+            log.exception("ranked_state_write_failed")
+            raise RankedError("unavailable", "Ranked play cannot store that right now; "
+                                             "try again in a moment.") from exc
 
     async def _settle_interrupted(self, match: asyncpg.Record) -> None:
         table_id, number = match["table_id"], match["number"]
@@ -488,6 +562,7 @@ class RankedService:
         partner names this player back for the same queue."""
         async with self._lock:
             self._expire_invitations()
+            undo = self._undo_queue()
             busy = self._busy(user)
             if busy is not None:
                 raise RankedError("already_queued", f"You are already {busy} in ranked play.")
@@ -515,10 +590,20 @@ class RankedService:
                        (user, await self._rating(user, key))]
                 del self.invitations[partner]
                 self._enqueue(key, duo, now)
+            await self._acknowledge(undo)
             log.info("ranked_queued", extra={"user": user, "variant": key.variant.value,
                                              "seats": key.seats, "partner": partner})
             self._wake()
             return self.status(user)
+
+    def _undo_queue(self) -> Callable[[], None]:
+        """Puts the queues back as they are now."""
+        matchmaker, formed, invitations = self.matchmaker, list(self.formed), dict(
+            self.invitations)
+
+        def undo() -> None:
+            self.matchmaker, self.formed, self.invitations = matchmaker, formed, invitations
+        return undo
 
     def _enqueue(self, key: QueueKey, players: list[tuple[int, float]], now: float) -> None:
         try:
@@ -533,8 +618,10 @@ class RankedService:
         async with self._lock:
             if self.invitations.pop(user, None) is not None:
                 return self.status(user)
+            undo = self._undo_queue()
             if self.matchmaker.queued(user) is not None:
                 self.matchmaker, _ = self.matchmaker.leave(user)
+                await self._acknowledge(undo)
                 return self.status(user)
             formed = self._formed_for(user)
             if formed is not None and formed.match is not None:
@@ -544,6 +631,7 @@ class RankedService:
                         self.matchmaker = self.matchmaker.enqueue(
                             ticket.key, list(zip(ticket.players, ticket.ratings, strict=True)),
                             ticket.joined_at)
+                await self._acknowledge(undo)
                 self._wake()
                 return self.status(user)
             raise RankedError("not_queued", "You are not in a ranked queue.")
@@ -577,6 +665,10 @@ class RankedService:
             for event in self.arenas.values():
                 await self._arena_round(event, now)
             await self._open_tables()
+            # a failure here is logged by the tick; the next round writes what is still unsaved
+            await self._persist_queue()
+            for event in self.arenas.values():
+                await self._persist_arena(event)
 
     async def _open_tables(self) -> None:
         if self.launcher is None:
@@ -671,6 +763,11 @@ class RankedService:
                     event.arena = event.arena.finish(number, winner, self.clock.now(), abandoned)
                 except ArenaError:
                     log.exception("arena_finish_failed", extra={"arena": arena_id})
+                try:
+                    await self._persist_arena(event)
+                except (asyncpg.PostgresError, OSError):
+                    # scored in memory; the next round writes it again
+                    log.exception("arena_save_failed", extra={"arena": arena_id})
                 self._wake()
         return settlement
 
@@ -690,6 +787,7 @@ class RankedService:
             raise RankedError("bad_arena", str(exc)) from exc
         async with self._lock:
             event = ArenaEvent(f"arena-{secrets.token_hex(6)}", variant, arena)
+            await self._acknowledge(lambda: None, event)
             self.arenas[event.id] = event
             self._wake()
             log.info("arena_created", extra={"arena": event.id, "variant": variant.value,
@@ -712,21 +810,25 @@ class RankedService:
             await self.eligible(user, 0)
             rating = (await ratings.rating_of(self.pool, user, event.variant,
                                               event.arena.seats)).rating
+            before = event.arena
             try:
                 event.arena = event.arena.join(user, rating, self.clock.now())
             except ArenaError as exc:
                 raise RankedError(exc.code if exc.code != "not_open" else "arena_closed",
                                   str(exc)) from exc
+            await self._acknowledge(partial(setattr, event, "arena", before), event)
             self._wake()
             return event
 
     async def leave_arena(self, user: int, arena_id: str) -> ArenaEvent:
         async with self._lock:
             event = self.arena(arena_id)
+            before = event.arena
             try:
                 event.arena = event.arena.leave(user)
             except ArenaError as exc:
                 raise RankedError(exc.code, str(exc)) from exc
+            await self._acknowledge(partial(setattr, event, "arena", before), event)
             return event
 
     async def _arena_round(self, event: ArenaEvent, now: float) -> None:
@@ -740,8 +842,10 @@ class RankedService:
             event.arena = arena.close(now)
         if event.arena.closed and not event.recorded:
             try:
-                await arena_results.record_close(self.pool, event.id, event.variant,
-                                                 event.arena, now)
+                async with transaction(self.pool) as conn:
+                    await arena_results.record_close(conn, event.id, event.variant,
+                                                     event.arena, now)
+                    await state.close_arena(conn, event.id)
                 event.recorded = True
             except StoreError:
                 log.exception("arena_record_failed", extra={"arena": event.id})
