@@ -30,10 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import aiohttp
+import orjson
 from yarl import URL
 
 from server.accounts import NAME_RE, check_password
 from server.bots import NothingToDo, choose_action
+from server.loops import quiet_gc, run
 from truco import Action, ActionKind, Reason, Variant, action_from_json
 
 Json = dict[str, Any]
@@ -432,7 +434,7 @@ class BotSeat:
                 continue
             got = True
             try:
-                data = json.loads(msg.data)
+                data = orjson.loads(msg.data)
             except ValueError:
                 self._error("bad_json_from_server")
                 continue
@@ -453,7 +455,7 @@ class BotSeat:
         if self.ws is None or self.ws.closed:
             raise ConnectionResetError("socket closed")
         await self._throttle.take()
-        await self.ws.send_str(json.dumps(message, separators=(",", ":")))
+        await self.ws.send_frame(orjson.dumps(message), aiohttp.WSMsgType.TEXT)
 
     def _error(self, code: str) -> None:
         self.run.stats.errors[code] += 1
@@ -862,6 +864,7 @@ async def run_fleet(base: URL, plan: TablePlan, tables: int, name_prefix: str,
 
     try:
         await asyncio.gather(*(one(i) for i in range(tables)))
+        quiet_gc()  # the tables are seated: what is loaded stays
         await asyncio.gather(*tasks)
         for run in runs:
             audit_table(run, chain_actions(await run.seats[0].session.chain(run.table_id)))
@@ -888,7 +891,7 @@ def main(argv: list[str]) -> int:
         return 2
     started = time.perf_counter()
     try:
-        stats = asyncio.run(run_fleet(args.url, plan, args.tables, args.name_prefix,
+        stats = run(run_fleet(args.url, plan, args.tables, args.name_prefix,
                                       args.password_prefix))
     except Unreachable as exc:
         print(f"barajamos bots: {exc}", file=sys.stderr)

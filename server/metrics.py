@@ -50,6 +50,12 @@ class Metrics:
             buckets=BATCH_BUCKETS,
             registry=r,
         )
+        self.write_seconds = Histogram(
+            "barajamos_write_seconds",
+            "Time a group commit took, from its first statement to its commit",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.http_requests = Counter(
             "barajamos_http_requests", "HTTP requests", ["route", "status"], registry=r
         )

@@ -6,12 +6,14 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from aiohttp import web
 
 from server.config import Config, ConfigError, PasswordCostLevel, from_env
 from server.logs import setup_logging
+from server.loops import new_event_loop, quiet_gc
 
 log = logging.getLogger("barajamos")
 
@@ -25,6 +27,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def _config(args: argparse.Namespace, **extra: object) -> Config:
     return from_env(data_dir=args.data_dir, database_url=args.database_url, **extra)
+
+
+async def _quiet_gc(app: web.Application) -> AsyncIterator[None]:
+    quiet_gc()  # once the house has started
+    yield
 
 
 def build_app(config: Config) -> web.Application:
@@ -50,6 +57,7 @@ def main(argv: list[str]) -> int:
         return 2
     setup_logging(config.log_level)
     app = build_app(config)  # after logging: the app logs while it starts
+    app.cleanup_ctx.append(_quiet_gc)  # last: once the house has started
     log.info("starting", extra={"host": config.host, "port": config.port,
                                 "password_cost": config.password_cost.value,
                                 "database": "url" if config.database_url else "embedded",
@@ -58,7 +66,7 @@ def main(argv: list[str]) -> int:
     # run_app handles SIGINT/SIGTERM: on_shutdown closes sockets with GOING_AWAY, then cleanup
     # persists what it must and stops the embedded PostgreSQL
     web.run_app(app, host=config.host, port=config.port, print=None,
-                shutdown_timeout=10.0, access_log=None)
+                shutdown_timeout=10.0, access_log=None, loop=new_event_loop())
     return 0
 
 

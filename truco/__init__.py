@@ -49,7 +49,7 @@ from truco.state import (
     RequestKind,
 )
 from truco.variants import MatchConfig, TeamMode, Variant, VariantRules, rules_for
-from truco.views import hidden_cards_for, view
+from truco.views import hidden_cards_for, view, views
 
 __all__ = [
     "CANONICAL_DECK",
@@ -109,4 +109,5 @@ __all__ = [
     "start_hand",
     "tanto",
     "view",
+    "views",
 ]

@@ -7,6 +7,7 @@ their complement, so a test over `hidden_cards_for` covers every view.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from truco.actions import action_to_json
@@ -75,14 +76,18 @@ def _check_viewer(state: MatchState, seat: int | None) -> None:
         raise ValueError(f"no seat {seat!r} at this table")
 
 
+_NAMES: tuple[str, ...] = tuple(str(card) for card in CANONICAL_DECK)
+
+
 def _play_json(hand: HandState, viewer: int | None, play: Play) -> dict[str, Any]:
-    face = str(play.card) if _sees_play(hand, viewer, play) else None
+    face = _NAMES[play.card.index] if _sees_play(hand, viewer, play) else None
     return {"seat": play.seat, "card": face, "covered": play.covered}
 
 
-def _player_json(hand: HandState, viewer: int | None, owner: int) -> dict[str, Any]:
+def _player_json(hand: HandState, owner: int, sees: bool) -> dict[str, Any]:
+    """`owner`'s place at the table for a viewer who `sees` its cards or does not."""
     remaining = hand.remaining(owner)
-    sees = _sees_hand(hand, viewer, owner)
+    cards = hand.hands[owner]
     out: dict[str, Any] = {
         "seat": owner,
         "team": owner & 1,
@@ -90,11 +95,11 @@ def _player_json(hand: HandState, viewer: int | None, owner: int) -> dict[str, A
         "cards_left": len(remaining),
         # positions stay visible (blind play picks one); faces only where the viewer may see
         "hand": [
-            {"position": p, "card": str(hand.hands[owner][p]) if sees else None} for p in remaining
+            {"position": p, "card": _NAMES[cards[p].index] if sees else None} for p in remaining
         ],
     }
     if sees and _envido_shown(hand, owner):
-        out["shown"] = [str(card) for card in hand.hands[owner]]
+        out["shown"] = [_NAMES[card.index] for card in cards]
     return out
 
 
@@ -133,7 +138,9 @@ def _next_raise(rules: VariantRules, hand: HandState) -> dict[str, Any] | None:
     return {"name": rules.raise_names[step - 1], "value": rules.ladder[step]}
 
 
-def _hand_json(state: MatchState, hand: HandState, viewer: int | None) -> dict[str, Any]:
+def _hand_shared(state: MatchState, hand: HandState) -> dict[str, Any]:
+    """The hand's fields that read the same for every viewer; `rounds`, `table` and `players`
+    come after them, per viewer (see `_HandViews`)."""
     rules = state.config.rules
     envido: dict[str, Any] | None = None
     if hand.envido is not None:
@@ -157,23 +164,12 @@ def _hand_json(state: MatchState, hand: HandState, viewer: int | None) -> dict[s
         "special_name": rules.special_name if hand.kind is HandKind.ONZE else None,
         "dealer": hand.dealer,
         "mano": hand.mano,
-        "vira": None if hand.vira is None else str(hand.vira),
-        "manilhas": [str(card) for card in rules.manilhas(hand.vira)],
+        "vira": None if hand.vira is None else _NAMES[hand.vira.index],
+        "manilhas": [_NAMES[card.index] for card in rules.manilhas(hand.vira)],
         "value": hand.stake,
         "raise_team": hand.raise_team,
         "round": hand.round_number,
         "turn": hand.turn if hand.result is None and answering is None else None,
-        "rounds": [
-            {
-                "plays": [_play_json(hand, viewer, play) for play in r.plays],
-                "winner_team": r.winner_team,
-                "winner_seat": r.winner_seat,
-                "tied": r.winner_team is None,
-            }
-            for r in hand.rounds
-        ],
-        "table": [_play_json(hand, viewer, play) for play in hand.table],
-        "players": [_player_json(hand, viewer, owner) for owner in range(hand.seats)],
         "request": _request_json(state, hand),
         "votes": {str(s): vote.value for s, vote in enumerate(hand.votes) if vote is not None},
         "envido": envido,
@@ -187,14 +183,78 @@ def _hand_json(state: MatchState, hand: HandState, viewer: int | None) -> dict[s
     }
 
 
-def view(state: MatchState, seat: int | None) -> dict[str, Any]:
-    """The JSON-ready table as `seat` sees it (None: an observer)."""
+class _HandViews:
+    """One hand as several viewers see it: what reads alike is built once and shared.
+
+    Only covered cards (face known to their owner) make the played cards differ per viewer, and
+    only whether a viewer sees an owner's cards makes a player's entry differ: each owner's entry
+    is built at most twice (seen, unseen), whatever the number of viewers.
+    """
+
+    def __init__(self, state: MatchState, hand: HandState) -> None:
+        self.hand = hand
+        self.shared = _hand_shared(state, hand)
+        self.covered = any(
+            play.covered for plays in (*(r.plays for r in hand.rounds), hand.table)
+            for play in plays
+        )
+        self._plays: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
+        self._players: dict[tuple[int, bool], dict[str, Any]] = {}
+
+    def _played(self, viewer: int | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        hand = self.hand
+        rounds = [
+            {
+                "plays": [_play_json(hand, viewer, play) for play in r.plays],
+                "winner_team": r.winner_team,
+                "winner_seat": r.winner_seat,
+                "tied": r.winner_team is None,
+            }
+            for r in hand.rounds
+        ]
+        return rounds, [_play_json(hand, viewer, play) for play in hand.table]
+
+    def for_viewer(self, viewer: int | None) -> dict[str, Any]:
+        hand = self.hand
+        if self.covered:
+            rounds, table = self._played(viewer)
+        else:
+            if self._plays is None:
+                self._plays = self._played(None)
+            rounds, table = self._plays
+        players = []
+        for owner in range(hand.seats):
+            sees = _sees_hand(hand, viewer, owner)
+            entry = self._players.get((owner, sees))
+            if entry is None:
+                entry = self._players[owner, sees] = _player_json(hand, owner, sees)
+            players.append(entry)
+        out = dict(self.shared)
+        out["rounds"] = rounds
+        out["table"] = table
+        out["players"] = players
+        return out
+
+
+_HAND_KEYS = (
+    "next_raise", "kind", "special_name", "dealer", "mano", "vira", "manilhas", "value",
+    "raise_team", "round", "turn", "rounds", "table", "players", "request", "votes", "envido",
+    "result",
+)
+
+
+def views(state: MatchState, viewers: Iterable[int | None]) -> dict[int | None, dict[str, Any]]:
+    """`view(state, v)` for each viewer `v`, built together: what reads the same for all of them
+    is computed once. The views share those parts (read them, do not change them)."""
     config = state.config
-    _check_viewer(state, seat)
+    viewers = list(dict.fromkeys(viewers))
+    for viewer in viewers:
+        _check_viewer(state, viewer)
     hand = state.hand
     outcome = state.outcome
-    return {
-        "seat": seat,
+    hands = None if hand is None else _HandViews(state, hand)
+    common: dict[str, Any] = {
+        "seat": None,
         "variant": config.variant.value,
         "seats": config.seats,
         "mode": config.mode.value,
@@ -207,11 +267,25 @@ def view(state: MatchState, seat: int | None) -> dict[str, Any]:
         "outcome": None
         if outcome is None
         else {"termination": outcome.termination.value, "winner": outcome.winner},
-        "hand": None if hand is None else _hand_json(state, hand, seat),
+        "hand": None,
         "pending": [
             {"seat": p.seat, "kind": p.kind.value, "team_vote": p.team_vote} for p in pending(state)
         ],
-        "legal": []
-        if seat is None
-        else [action_to_json(action) for action in legal_actions(state, seat)],
+        "legal": [],
     }
+    out: dict[int | None, dict[str, Any]] = {}
+    for viewer in viewers:
+        one = dict(common)
+        one["seat"] = viewer
+        if hands is not None:
+            hand_json = hands.for_viewer(viewer)
+            one["hand"] = {key: hand_json[key] for key in _HAND_KEYS}
+        if viewer is not None:
+            one["legal"] = [action_to_json(action) for action in legal_actions(state, viewer)]
+        out[viewer] = one
+    return out
+
+
+def view(state: MatchState, seat: int | None) -> dict[str, Any]:
+    """The JSON-ready table as `seat` sees it (None: an observer)."""
+    return views(state, (seat,))[seat]

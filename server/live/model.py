@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+import orjson
+
 from server.config import Config
 
 
@@ -90,3 +92,13 @@ def decision_seconds(config: Config, kind: TableKind) -> float:
 def abandon_limit(kind: TableKind) -> int:
     """Consecutive automatic actions that make an abandonment (RULES.md, Clocks)."""
     return 6 if kind.competitive else 10
+
+
+def wire_json(message: object) -> bytes:
+    """A message as compact UTF-8 JSON (orjson), at its exact size.
+
+    orjson's result keeps the whole buffer it grew while writing (several kilobytes for a
+    message of one), and these texts are kept in histories and send queues: the copy returns
+    that memory at once.
+    """
+    return bytes(memoryview(orjson.dumps(message)))

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from server.bots import NothingToDo, choose_action
 from server.clock import Timer
 from server.live.model import (
@@ -39,6 +41,7 @@ from server.live.model import (
     TableStatus,
     abandon_limit,
     decision_seconds,
+    wire_json,
 )
 from server.live.seeds import SealedKind, seal
 from truco import (
@@ -62,6 +65,7 @@ from truco import (
     signals_for,
     start_hand,
     view,
+    views,
 )
 from truco.fairness import (
     MAX_CONTRIBUTION_BYTES,
@@ -92,7 +96,6 @@ T = TypeVar("T")
 Audience = int | None  # a seat, or None: spectators
 Command = Callable[[], Awaitable[Any]]
 _HEX = re.compile(r"^(?:[0-9a-f]{2})+$")
-_COMPACT = (",", ":")
 # actions kept for the clock at the end of a hand: enough automatic actions to finish any hand
 # (every card of 4 seats, plus declines)
 CLOCK_RESERVE = 24
@@ -228,7 +231,7 @@ class Logged:
     """
 
     seq: int
-    text: str
+    text: bytes
     dealt: DealtHand | None = None
     applied: int = 0
 
@@ -241,7 +244,7 @@ class _Replay:
         self._applied = 0
         self._state: MatchState | None = None
 
-    def message(self, entry: Logged, audience: Audience) -> str:
+    def message(self, entry: Logged, audience: Audience) -> bytes:
         dealt = entry.dealt
         if dealt is None:
             return entry.text
@@ -255,9 +258,9 @@ class _Replay:
         return _with_view(entry.text, self._state, audience)
 
 
-def _with_view(head: str, state: MatchState, audience: Audience) -> str:
+def _with_view(head: bytes, state: MatchState, audience: Audience) -> bytes:
     """Close an update's shared head with the audience's view."""
-    return head + json.dumps(view(state, audience), separators=_COMPACT) + "}"
+    return head + orjson.dumps(view(state, audience)) + b"}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,7 +441,7 @@ class TableActor:
         Serialised once: every connection gets the same string.
         """
         self.seq += 1
-        text = json.dumps({**message, "seq": self.seq}, separators=_COMPACT)
+        text = wire_json({**message, "seq": self.seq})
         self.history.append(Logged(self.seq, text))
         for conn in list(self.subscribers):
             conn.send(text)
@@ -467,20 +470,21 @@ class TableActor:
         state, hand, dealt = self.state, self.hand, self._dealt
         assert state is not None and hand is not None and dealt is not None
         self.seq += 1
-        head = json.dumps(
+        head = orjson.dumps(
             {"type": "update", "seq": self.seq, "hand": hand.number,
              "events": [e.to_json() for e in events], "pending": self._deadlines_json(),
              "absent": sorted(self.absent), "view": None},
-            separators=_COMPACT,
-        )[:-len("null}")]
+        )[:-len(b"null}")]
         self.history.append(Logged(self.seq, head, dealt, len(hand.actions)))
-        texts: dict[Audience, str] = {}
-        for conn in list(self.subscribers):
-            audience = self._audience(conn)
-            text = texts.get(audience)
-            if text is None:
-                text = texts[audience] = _with_view(head, state, audience)
-            conn.send(text)
+        if not self.subscribers:
+            return self.seq
+        users = {seat.user_id: index for index, seat in enumerate(self.seats)
+                 if seat.user_id is not None}
+        audiences = {conn: users.get(conn.user_id) for conn in self.subscribers}
+        texts = {audience: head + orjson.dumps(one) + b"}"
+                 for audience, one in views(state, audiences.values()).items()}
+        for conn, audience in audiences.items():
+            conn.send(texts[audience])
         return self.seq
 
     def hand_info(self) -> dict[str, Any] | None:
@@ -958,7 +962,7 @@ class TableActor:
         statements = [(
             "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
             " VALUES ($1, $2, $3, $4::jsonb, $5, $6)",
-            (self.id, hand.number, len(hand.actions), json.dumps(action_to_json(action)),
+            (self.id, hand.number, len(hand.actions), orjson.dumps(action_to_json(action)).decode(),
              automatic, at(self.now)),
         ), *(extra or [])]
         seat = action.seat

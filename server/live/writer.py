@@ -1,16 +1,22 @@
 """Group commit: one writer task turns the rows of many tables into one transaction.
 
 Table actors hand their rows to `write()` and wait; the writer takes everything pending (up to
-`write_batch_max` jobs), runs it in one transaction (the statements of one SQL text as one
-`executemany` round trip) and resolves each waiter after COMMIT, so an action is durable before
-it is acknowledged or broadcast and the fsync is shared. If a batch fails, its jobs are retried
-one by one so one bad job cannot sink its neighbours.
+`write_batch_max` jobs), commits it at once and resolves each waiter after the commit, so an
+action is durable before it is acknowledged or broadcast and the fsync is shared. If a batch
+fails, its jobs are retried one by one so one bad job cannot sink its neighbours.
+
+Round trips are what a commit costs (each is a wake-up of the database and of this process), so
+the writer keeps one connection of its own (a pool's release would add a reset round trip per
+batch), and a batch whose statements all share one SQL text (the common case: only played
+moves) is one pipelined `executemany`, which PostgreSQL runs as one implicit transaction: one
+round trip instead of BEGIN, the rows and COMMIT.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +47,7 @@ class GroupWriter:
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._conn: asyncpg.pool.PoolConnectionProxy[Any] | None = None
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="group-writer")
@@ -66,26 +73,31 @@ class GroupWriter:
         await self._task
 
     async def _run(self) -> None:
-        while True:
-            job = await self._queue.get()
-            if job is None:
-                return
-            batch = [job]
-            stop = False
-            while len(batch) < self._batch_max and not self._queue.empty():
-                more = self._queue.get_nowait()
-                if more is None:
-                    stop = True
-                    break
-                batch.append(more)
-            await self._commit(batch)
-            if stop:
-                return
+        try:
+            while True:
+                job = await self._queue.get()
+                if job is None:
+                    return
+                batch = [job]
+                stop = False
+                while len(batch) < self._batch_max and not self._queue.empty():
+                    more = self._queue.get_nowait()
+                    if more is None:
+                        stop = True
+                        break
+                    batch.append(more)
+                await self._commit(batch)
+                if stop:
+                    return
+        finally:
+            await self._release()
 
     async def _commit(self, batch: list[_Job]) -> None:
         self._metrics.write_batch_size.observe(len(batch))
+        started = time.perf_counter()
         try:
             await self._transaction(batch)
+            self._metrics.write_seconds.observe(time.perf_counter() - started)
         except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
             if len(batch) == 1:
                 log.error("write failed", extra={"error": str(exc)})
@@ -100,12 +112,33 @@ class GroupWriter:
                 job.done.set_result(None)
 
     async def _transaction(self, batch: list[_Job]) -> None:
-        async with self._pool.acquire() as conn, conn.transaction():
-            for query, rows in group_statements([job.statements for job in batch]):
-                if len(rows) == 1:
-                    await conn.execute(query, *rows[0])
-                else:
-                    await conn.executemany(query, rows)
+        if self._conn is None:
+            self._conn = await self._pool.acquire()
+        conn = self._conn
+        try:
+            runs = group_statements([job.statements for job in batch])
+            if len(runs) == 1:
+                # one SQL text: executemany is atomic on its own (one implicit transaction)
+                await conn.executemany(*runs[0])
+                return
+            async with conn.transaction():
+                for query, rows in runs:
+                    if len(rows) == 1:
+                        await conn.execute(query, *rows[0])
+                    else:
+                        await conn.executemany(query, rows)
+        except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError):
+            # the connection is gone or unusable: the next batch takes a fresh one
+            await self._release()
+            raise
+
+    async def _release(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                await self._pool.release(conn)
+            except (OSError, asyncpg.InterfaceError, asyncpg.PostgresError):
+                log.warning("writer connection dropped", exc_info=True)
 
 
 def group_statements(

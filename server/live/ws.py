@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from server.app import METRICS, ApiError, current_user, origin_allowed
-from server.live.model import LiveError, LiveSettings, TableKind
+from server.live.model import LiveError, LiveSettings, TableKind, wire_json
 from server.live.table import TableActor, ms
 
 if TYPE_CHECKING:
@@ -40,14 +40,14 @@ class Connection:
         self.refused = 0
         # a plain deque and one waiter, not an asyncio.Queue (four deques and an Event): every
         # connected player holds one, and the table only ever appends without waiting
-        self._outbox: deque[str] = deque()
+        self._outbox: deque[bytes] = deque()  # UTF-8 JSON texts, sent as text frames
         self._wakeup: asyncio.Future[None] | None = None
         self._tokens = settings.rate_burst
         self._refilled = time.monotonic()
         self._closing: asyncio.Task[bool] | None = None
         self._pump = asyncio.create_task(self._drain())
 
-    def send(self, text: str) -> None:
+    def send(self, text: bytes) -> None:
         """Queue a message; a client that cannot keep up is disconnected, never waited for."""
         if self._closing is not None or self.ws.closed:
             return
@@ -62,7 +62,7 @@ class Connection:
             wakeup.set_result(None)
 
     def send_json(self, message: dict[str, Any]) -> None:
-        self.send(json.dumps(message, separators=(",", ":")))
+        self.send(wire_json(message))
 
     def error(self, msg_id: object, code: str, message: str) -> None:
         self.send_json({"type": "error", "id": msg_id, "error": code, "message": message})
@@ -84,7 +84,7 @@ class Connection:
         while True:
             while outbox:
                 try:
-                    await self.ws.send_str(outbox.popleft())
+                    await self.ws.send_frame(outbox.popleft(), WSMsgType.TEXT)
                 except (ConnectionError, RuntimeError):
                     return
             self._wakeup = loop.create_future()
@@ -115,9 +115,9 @@ def _refused_id(data: str, settings: LiveSettings) -> str | int | None:
     if len(data.encode("utf-8", "surrogatepass")) > settings.max_message_bytes:
         return None
     try:
-        obj = json.loads(data)
+        obj = orjson.loads(data)
         return _message_id(obj.get("id")) if isinstance(obj, dict) else None
-    except (ValueError, RecursionError, LiveError):
+    except (ValueError, LiveError):
         return None
 
 
@@ -134,8 +134,8 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
         conn.error(None, "too_large", f"Messages are at most {settings.max_message_bytes} bytes.")
         return
     try:
-        obj = json.loads(data)
-    except (ValueError, RecursionError):  # RecursionError: nested too deep to be a message
+        obj = orjson.loads(data)
+    except ValueError:  # orjson.JSONDecodeError, also for nesting too deep or huge integers
         conn.error(None, "bad_json", "The message is not JSON.")
         return
     if not isinstance(obj, dict):
