@@ -48,6 +48,8 @@ class Config:
     password_cost: PasswordCostLevel = PasswordCostLevel.INTERACTIVE
     # write batching (group commit) for table actions
     write_batch_max: int = 512
+    # group commits in flight at once (each on a connection of its own)
+    write_connections: int = 2
     # decision clocks in seconds (RULES.md, Clocks); tests shorten none of these: they use a
     # virtual clock instead
     clock_casual: float = 20.0

@@ -370,14 +370,11 @@ async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callab
         await ana.close()
 
 
-class _StuckSocket:
-    """A peer that never reads: every send blocks."""
+class _Socket:
+    """The WebSocketResponse side a Connection uses: closing it."""
 
     closed = False
     close_code: int | None = None
-
-    async def send_str(self, text: str) -> None:
-        await asyncio.Event().wait()
 
     async def close(self, *, code: int, message: bytes) -> bool:
         self.close_code = code
@@ -385,13 +382,64 @@ class _StuckSocket:
         return True
 
 
+class _StuckTransport(asyncio.WriteTransport):
+    """A peer that never reads: everything written stays in the transport's buffer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.writes.append(bytes(data))
+
+    def get_write_buffer_size(self) -> int:
+        return sum(map(len, self.writes))
+
+    def is_closing(self) -> bool:
+        return False
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """Split server-to-client text frames (unmasked; 7- or 16-bit lengths)."""
+    out = []
+    while data:
+        assert data[0] == 0x81  # FIN, text
+        size, start = data[1], 2
+        if size == 126:
+            size, start = int.from_bytes(data[2:4], "big"), 4
+        out.append(data[start:start + size])
+        data = data[start + size:]
+    return out
+
+
 async def test_slow_client_is_disconnected_not_waited_for() -> None:
-    socket = _StuckSocket()
-    conn = Connection(socket, 1, LiveSettings(send_queue=3))  # type: ignore[arg-type]
+    socket, transport = _Socket(), _StuckTransport()
+    conn = Connection(socket, transport, 1,  # type: ignore[arg-type]
+                      LiveSettings(send_buffer_bytes=1000))
     for index in range(10):
-        conn.send(f"message {index}")  # never blocks the caller
+        conn.send(b'"' + b"x" * 300 + b'%d"' % index)  # never blocks the caller
+        await asyncio.sleep(0)
     await conn.close()
     assert socket.close_code == WSCloseCode.TRY_AGAIN_LATER
+    sent = [frame for chunk in transport.writes for frame in _frames(chunk)]
+    assert sent == [b'"' + b"x" * 300 + b'%d"' % i for i in range(3)]  # then no more
+    assert transport.get_write_buffer_size() <= 1000
+
+
+async def test_messages_of_one_turn_leave_in_one_write() -> None:
+    socket, transport = _Socket(), _StuckTransport()
+    conn = Connection(socket, transport, 1, LiveSettings())  # type: ignore[arg-type]
+    long_text = json.dumps({"type": "update", "pad": "y" * 300}).encode()
+    conn.send(b'{"type":"update"}')
+    conn.send(long_text)
+    conn.send_json({"type": "ack", "id": 1, "seq": 7})
+    assert transport.writes == []  # written at the end of this turn, not one by one
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 1
+    assert _frames(transport.writes[0]) == [
+        b'{"type":"update"}', long_text, b'{"type":"ack","id":1,"seq":7}']
+    await conn.close()
+    assert socket.close_code is None
 
 
 async def test_shutdown_closes_sockets_going_away(live: Live) -> None:

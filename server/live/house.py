@@ -97,7 +97,8 @@ class House:
         self.run_id = await pool.fetchval(
             "INSERT INTO server_runs (started_at) VALUES ($1) RETURNING id",
             at(self.run_started_at))
-        self._writer = GroupWriter(pool, self.metrics, self.config.write_batch_max)
+        self._writer = GroupWriter(pool, self.metrics, self.config.write_batch_max,
+                                   self.config.write_connections)
         self._writer.start()
         unplayed: list[TableActor] = []
         for actor in await restore_tables(self, pool):

@@ -6,7 +6,7 @@ action is durable before it is acknowledged or broadcast and the fsync is shared
 fails, its jobs are retried one by one so one bad job cannot sink its neighbours.
 
 Round trips are what a commit costs (each is a wake-up of the database and of this process), so
-the writer keeps one connection of its own (a pool's release would add a reset round trip per
+each committer keeps a connection of its own (a pool's release would add a reset round trip per
 batch), and a batch whose statements all share one SQL text (the common case: only played
 moves) is one pipelined `executemany`, which PostgreSQL runs as one implicit transaction: one
 round trip instead of BEGIN, the rows and COMMIT.
@@ -40,17 +40,24 @@ class _Job:
 
 
 class GroupWriter:
-    def __init__(self, pool: asyncpg.Pool, metrics: Metrics, batch_max: int) -> None:
+    """`connections` committers share one queue: while one batch waits for its commit, the next
+    one is already being written on another connection, so a slow commit does not hold up every
+    table behind it. A table has at most one job in flight (its actor waits for the write), so
+    batches committed side by side never hold two jobs of one table."""
+
+    def __init__(self, pool: asyncpg.Pool, metrics: Metrics, batch_max: int,
+                 connections: int = 1) -> None:
         self._pool = pool
         self._metrics = metrics
         self._batch_max = max(1, batch_max)
+        self._connections = max(1, connections)
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
-        self._conn: asyncpg.pool.PoolConnectionProxy[Any] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="group-writer")
+        self._tasks = [asyncio.create_task(self._run(), name=f"group-writer-{i}")
+                       for i in range(self._connections)]
 
     async def write(self, statements: Sequence[Statement]) -> None:
         """Return once the statements are committed; a LiveError (503) if they could not be."""
@@ -66,13 +73,15 @@ class GroupWriter:
 
     async def close(self) -> None:
         """Flush what is pending, then stop."""
-        if self._task is None or self._closed:
+        if not self._tasks or self._closed:
             return
         self._closed = True
-        self._queue.put_nowait(None)
-        await self._task
+        for _ in self._tasks:
+            self._queue.put_nowait(None)  # after every job: each committer drains, then stops
+        await asyncio.gather(*self._tasks)
 
     async def _run(self) -> None:
+        committer = _Committer(self._pool)
         try:
             while True:
                 job = await self._queue.get()
@@ -86,17 +95,17 @@ class GroupWriter:
                         stop = True
                         break
                     batch.append(more)
-                await self._commit(batch)
+                await self._commit(committer, batch)
                 if stop:
                     return
         finally:
-            await self._release()
+            await committer.release()
 
-    async def _commit(self, batch: list[_Job]) -> None:
+    async def _commit(self, committer: _Committer, batch: list[_Job]) -> None:
         self._metrics.write_batch_size.observe(len(batch))
         started = time.perf_counter()
         try:
-            await self._transaction(batch)
+            await committer.commit(batch)
             self._metrics.write_seconds.observe(time.perf_counter() - started)
         except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
             if len(batch) == 1:
@@ -105,13 +114,22 @@ class GroupWriter:
                     batch[0].done.set_exception(exc)
                 return
             for job in batch:
-                await self._commit([job])
+                await self._commit(committer, [job])
             return
         for job in batch:
             if not job.done.done():
                 job.done.set_result(None)
 
-    async def _transaction(self, batch: list[_Job]) -> None:
+
+class _Committer:
+    """One connection of the writer's own, taken from the pool when first needed and given back
+    (to be replaced) when it breaks."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self._conn: asyncpg.pool.PoolConnectionProxy[Any] | None = None
+
+    async def commit(self, batch: list[_Job]) -> None:
         if self._conn is None:
             self._conn = await self._pool.acquire()
         conn = self._conn
@@ -129,10 +147,10 @@ class GroupWriter:
                         await conn.executemany(query, rows)
         except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError):
             # the connection is gone or unusable: the next batch takes a fresh one
-            await self._release()
+            await self.release()
             raise
 
-    async def _release(self) -> None:
+    async def release(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             try:

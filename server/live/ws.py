@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import struct
 import time
-from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -30,36 +30,59 @@ MAX_ID_CHARS = 64
 
 
 class Connection:
-    """One open socket: its user, a bounded outbox and a rate limiter."""
+    """One open socket: its user, its outgoing frames and a rate limiter.
 
-    def __init__(self, ws: web.WebSocketResponse, user_id: int, settings: LiveSettings) -> None:
+    The table never waits for a socket: `send` frames the text and hands it to the socket's
+    transport, which buffers what the peer has not read yet; a client with more than
+    `send_buffer_bytes` unread is disconnected instead of ever holding up the table. The frames
+    sent to one socket during one turn of the event loop (say an update and the ack that
+    follows it) leave in one write, a system call instead of one per message. Text frames are
+    written here rather than through aiohttp's writer, whose every frame is a write of its own
+    (and a task switch through a send queue): with compression off (`ws_response`), a text
+    frame is a header and the UTF-8 bytes; aiohttp still writes the control frames (ping, pong,
+    close) to the same transport, whole frames each, so the two never interleave inside a frame.
+    """
+
+    def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport,
+                 user_id: int, settings: LiveSettings) -> None:
         self.ws = ws
         self.user_id = user_id
         self.settings = settings
         self.greeted = False
         self.refused = 0
-        # a plain deque and one waiter, not an asyncio.Queue (four deques and an Event): every
-        # connected player holds one, and the table only ever appends without waiting
-        self._outbox: deque[bytes] = deque()  # UTF-8 JSON texts, sent as text frames
-        self._wakeup: asyncio.Future[None] | None = None
+        # a stream transport (uvloop's are not asyncio.WriteTransport subclasses, same methods)
+        self._transport = cast(asyncio.WriteTransport, transport)
+        self._frames: list[bytes] = []
+        self._queued = 0
+        self._flush: asyncio.Handle | None = None
         self._tokens = settings.rate_burst
         self._refilled = time.monotonic()
         self._closing: asyncio.Task[bool] | None = None
-        self._pump = asyncio.create_task(self._drain())
 
     def send(self, text: bytes) -> None:
-        """Queue a message; a client that cannot keep up is disconnected, never waited for."""
-        if self._closing is not None or self.ws.closed:
+        """Queue a message (UTF-8 JSON) for this turn's write; never waits."""
+        if self._closing is not None or self.ws.closed or self._transport.is_closing():
             return
-        if len(self._outbox) >= self.settings.send_queue:
-            log.info("slow client disconnected", extra={"user": self.user_id})
+        unread = self._transport.get_write_buffer_size() + self._queued
+        if unread + len(text) > self.settings.send_buffer_bytes:
+            log.info("slow client disconnected", extra={"user": self.user_id, "unread": unread})
+            self._frames.clear()
+            self._queued = 0
             self._closing = asyncio.create_task(
                 self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow"))
             return
-        self._outbox.append(text)
-        wakeup = self._wakeup
-        if wakeup is not None and not wakeup.done():
-            wakeup.set_result(None)
+        frame = text_frame(text)
+        self._frames.append(frame)
+        self._queued += len(frame)
+        if self._flush is None:
+            self._flush = asyncio.get_running_loop().call_soon(self._write)
+
+    def _write(self) -> None:
+        self._flush = None
+        frames, self._frames = self._frames, []
+        self._queued = 0
+        if frames and self._closing is None and not self._transport.is_closing():
+            self._transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
     def send_json(self, message: dict[str, Any]) -> None:
         self.send(wire_json(message))
@@ -78,26 +101,28 @@ class Connection:
         self._tokens -= 1
         return True
 
-    async def _drain(self) -> None:
-        outbox = self._outbox
-        loop = asyncio.get_running_loop()
-        while True:
-            while outbox:
-                try:
-                    await self.ws.send_frame(outbox.popleft(), WSMsgType.TEXT)
-                except (ConnectionError, RuntimeError):
-                    return
-            self._wakeup = loop.create_future()
-            await self._wakeup
-            self._wakeup = None
-
     async def close(self) -> None:
-        if not self._pump.done():
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        self._frames.clear()
         if self._closing is not None:
             await self._closing
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A final, unmasked, uncompressed WebSocket text frame (RFC 6455, 5.2): what a server sends."""
+    size = len(payload)
+    if size < 126:
+        return _HEADER_7(0x81, size) + payload
+    if size < 65536:
+        return _HEADER_16(0x81, 126, size) + payload
+    return _HEADER_64(0x81, 127, size) + payload
+
+
+_HEADER_7 = struct.Struct("!BB").pack
+_HEADER_16 = struct.Struct("!BBH").pack
+_HEADER_64 = struct.Struct("!BBQ").pack
 
 
 def _message_id(value: object) -> str | int | None:
@@ -190,13 +215,17 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     if actor.kind is TableKind.PRIVATE and not seated and invite != actor.invite:
         raise ApiError(403, "private_table", "This private table is for its players.")
     settings = house.settings
+    # no permessage-deflate: messages are small, and `Connection` writes plain text frames
     ws = web.WebSocketResponse(heartbeat=settings.heartbeat_seconds,
-                               max_msg_size=settings.max_frame_bytes)
+                               max_msg_size=settings.max_frame_bytes, compress=False)
     await ws.prepare(request)
+    transport = request.transport
+    if transport is None:  # the client went away while the handshake was answered
+        return ws
     metrics = request.app[METRICS]
     house.sockets.add(ws)
     metrics.connected_players.inc()
-    conn = Connection(ws, user.id, settings)
+    conn = Connection(ws, transport, user.id, settings)
     try:
         await actor.call(lambda: actor.open_connection(conn))
         async for msg in ws:
