@@ -9,6 +9,7 @@ target; and no view shows a card its viewer may not see.
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -37,6 +38,7 @@ from truco import (
     rules_for,
     start_hand,
     view,
+    views,
 )
 from truco.events import HandEnded
 
@@ -106,6 +108,13 @@ def _forbidden(state: MatchState, seat: int | None) -> set[Card]:
 def _check_views(state: MatchState) -> None:
     hand = state.hand
     assert hand is not None
+    # built together (the server's broadcast), each view is exactly the one built alone
+    viewers = [*range(state.config.seats), None]
+    rng = random.Random(len(hand.table) + 10 * hand.round_number)
+    together = views(state, [*rng.sample(viewers, len(viewers)), viewers[0]])
+    assert together.keys() == set(viewers)
+    for seat in viewers:
+        assert json.dumps(together[seat]) == json.dumps(view(state, seat)), seat
     for seat in (*range(state.config.seats), None):
         seen = _seen(state, seat)
         forbidden = _forbidden(state, seat)
