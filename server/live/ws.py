@@ -58,6 +58,7 @@ class Connection:
         self._tokens = settings.rate_burst
         self._refilled = time.monotonic()
         self._closing: asyncio.Task[bool] | None = None
+        self._loop = asyncio.get_running_loop()
 
     def send(self, text: bytes) -> None:
         """Queue a message (UTF-8 JSON) for this turn's write; never waits."""
@@ -75,7 +76,7 @@ class Connection:
         self._frames.append(frame)
         self._queued += len(frame)
         if self._flush is None:
-            self._flush = asyncio.get_running_loop().call_soon(self._write)
+            self._flush = self._loop.call_soon(self._write)
 
     def _write(self) -> None:
         self._flush = None
