@@ -130,6 +130,8 @@ class _Committer:
         self._conn: asyncpg.pool.PoolConnectionProxy[Any] | None = None
 
     async def commit(self, batch: list[_Job]) -> None:
+        if self._conn is not None and self._conn.is_closed():
+            await self.release()
         if self._conn is None:
             self._conn = await self._pool.acquire()
         conn = self._conn
