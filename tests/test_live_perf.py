@@ -49,9 +49,13 @@ async def test_catch_up_equals_what_each_audience_received_live(
         spectator = SeatClient(await people[4].ws(tid, params={"invite": table["invite"]}),
                                None)
         await spectator.hello()
+        clients = [*seated, spectator]
+        # every socket is subscribed (its snapshot taken) before the first event of the match:
+        # what the catch-up replays must all have been received live
+        for client in clients:
+            await client.until("snapshot", react=False)
         status, _ = await people[0].post(f"/api/tables/{tid}/start")
         assert status == 200
-        clients = [*seated, spectator]
         await asyncio.wait_for(asyncio.gather(*(c.play() for c in clients)), 60)
         last = spectator.last_seq
         assert all(c.last_seq == last for c in clients)
