@@ -138,9 +138,11 @@ def _next_raise(rules: VariantRules, hand: HandState) -> dict[str, Any] | None:
     return {"name": rules.raise_names[step - 1], "value": rules.ladder[step]}
 
 
-def _hand_shared(state: MatchState, hand: HandState) -> dict[str, Any]:
-    """The hand's fields that read the same for every viewer; `rounds`, `table` and `players`
-    come after them, per viewer (see `_HandViews`)."""
+def _hand_shared(
+    state: MatchState, hand: HandState
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The hand's fields that read the same for every viewer: those before `rounds`, `table` and
+    `players` (which come per viewer, see `_HandViews`) and those after them."""
     rules = state.config.rules
     envido: dict[str, Any] | None = None
     if hand.envido is not None:
@@ -158,7 +160,7 @@ def _hand_shared(state: MatchState, hand: HandState) -> dict[str, Any]:
             },
         }
     answering = hand.answering_team
-    return {
+    before = {
         "next_raise": _next_raise(rules, hand),
         "kind": hand.kind.value,
         "special_name": rules.special_name if hand.kind is HandKind.ONZE else None,
@@ -170,6 +172,8 @@ def _hand_shared(state: MatchState, hand: HandState) -> dict[str, Any]:
         "raise_team": hand.raise_team,
         "round": hand.round_number,
         "turn": hand.turn if hand.result is None and answering is None else None,
+    }
+    after = {
         "request": _request_json(state, hand),
         "votes": {str(s): vote.value for s, vote in enumerate(hand.votes) if vote is not None},
         "envido": envido,
@@ -181,6 +185,7 @@ def _hand_shared(state: MatchState, hand: HandState) -> dict[str, Any]:
             "reason": hand.result.reason.value,
         },
     }
+    return before, after
 
 
 class _HandViews:
@@ -193,7 +198,7 @@ class _HandViews:
 
     def __init__(self, state: MatchState, hand: HandState) -> None:
         self.hand = hand
-        self.shared = _hand_shared(state, hand)
+        self.before, self.after = _hand_shared(state, hand)
         self.covered = any(
             play.covered for plays in (*(r.plays for r in hand.rounds), hand.table)
             for play in plays
@@ -229,18 +234,8 @@ class _HandViews:
             if entry is None:
                 entry = self._players[owner, sees] = _player_json(hand, owner, sees)
             players.append(entry)
-        out = dict(self.shared)
-        out["rounds"] = rounds
-        out["table"] = table
-        out["players"] = players
-        return out
-
-
-_HAND_KEYS = (
-    "next_raise", "kind", "special_name", "dealer", "mano", "vira", "manilhas", "value",
-    "raise_team", "round", "turn", "rounds", "table", "players", "request", "votes", "envido",
-    "result",
-)
+        return {**self.before, "rounds": rounds, "table": table, "players": players,
+                **self.after}
 
 
 def views(state: MatchState, viewers: Iterable[int | None]) -> dict[int | None, dict[str, Any]]:
@@ -278,8 +273,7 @@ def views(state: MatchState, viewers: Iterable[int | None]) -> dict[int | None, 
         one = dict(common)
         one["seat"] = viewer
         if hands is not None:
-            hand_json = hands.for_viewer(viewer)
-            one["hand"] = {key: hand_json[key] for key in _HAND_KEYS}
+            one["hand"] = hands.for_viewer(viewer)
         if viewer is not None:
             one["legal"] = [action_to_json(action) for action in legal_actions(state, viewer)]
         out[viewer] = one

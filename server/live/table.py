@@ -260,7 +260,12 @@ class _Replay:
 
 def _with_view(head: bytes, state: MatchState, audience: Audience) -> bytes:
     """Close an update's shared head with the audience's view."""
-    return head + orjson.dumps(view(state, audience)) + b"}"
+    return _closed(head, view(state, audience))
+
+
+def _closed(head: bytes, one_view: dict[str, Any]) -> bytes:
+    """An update's shared head closed with one audience's view (a new, exact-size text)."""
+    return head + orjson.dumps(one_view) + b"}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,10 +483,8 @@ class TableActor:
         self.history.append(Logged(self.seq, head, dealt, len(hand.actions)))
         if not self.subscribers:
             return self.seq
-        users = {seat.user_id: index for index, seat in enumerate(self.seats)
-                 if seat.user_id is not None}
-        audiences = {conn: users.get(conn.user_id) for conn in self.subscribers}
-        texts = {audience: head + orjson.dumps(one) + b"}"
+        audiences = {conn: self._audience(conn) for conn in self.subscribers}
+        texts = {audience: _closed(head, one)
                  for audience, one in views(state, audiences.values()).items()}
         for conn, audience in audiences.items():
             conn.send(texts[audience])

@@ -18,7 +18,7 @@ import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from server.app import METRICS, ApiError, current_user, origin_allowed
-from server.live.model import LiveError, LiveSettings, TableKind, wire_json
+from server.live.model import LiveError, LiveSettings, TableKind
 from server.live.table import TableActor, ms
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class Connection:
             self._transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
     def send_json(self, message: dict[str, Any]) -> None:
-        self.send(wire_json(message))
+        self.send(orjson.dumps(message))  # not kept: `send` frames a copy of it
 
     def error(self, msg_id: object, code: str, message: str) -> None:
         self.send_json({"type": "error", "id": msg_id, "error": code, "message": message})
