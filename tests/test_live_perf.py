@@ -50,26 +50,27 @@ async def test_catch_up_equals_what_each_audience_received_live(
                                None)
         await spectator.hello()
         clients = [*seated, spectator]
-        # every socket is subscribed (its snapshot taken) before the first event of the match:
-        # what the catch-up replays must all have been received live
-        for client in clients:
-            await client.until("snapshot", react=False)
+        # every socket is subscribed (its snapshot taken) before the first event of the match,
+        # so each received every event of the match live
+        joined = [(await client.until("snapshot", react=False))["seq"] for client in clients]
         status, _ = await people[0].post(f"/api/tables/{tid}/start")
         assert status == 200
         await asyncio.wait_for(asyncio.gather(*(c.play() for c in clients)), 60)
         last = spectator.last_seq
         assert all(c.last_seq == last for c in clients)
         # matches differ in length (the deals are random): catch up on at most CATCH_UP events
-        catch_up = min(CATCH_UP, last - 1)
-        for person, old in zip(people, clients, strict=True):
+        for person, old, snapshot_seq in zip(people, clients, joined, strict=True):
+            # not before the socket's own snapshot: the seats' connections came one by one
+            since = max(last - min(CATCH_UP, last - 1), snapshot_seq)
+            catch_up = last - since
             params = {} if old.seat is not None else {"invite": table["invite"]}
             again = SeatClient(await person.ws(tid, params=params), old.seat,
-                               last_seq=last - catch_up, autoplay=False)
-            await again.send({"type": "hello", "last_seq": last - catch_up, "epoch": old.epoch})
+                               last_seq=since, autoplay=False)
+            await again.send({"type": "hello", "last_seq": since, "epoch": old.epoch})
             welcome = await again.recv()
             assert welcome["type"] == "welcome" and welcome["seat"] == old.seat
             replayed = [await again.recv() for _ in range(catch_up)]
-            assert [m["seq"] for m in replayed] == list(range(last - catch_up + 1, last + 1))
+            assert [m["seq"] for m in replayed] == list(range(since + 1, last + 1))
             live_messages = numbered(old)
             for message in replayed:
                 assert message == live_messages[message["seq"]], message["seq"]
