@@ -33,6 +33,8 @@ CLOCK = web.AppKey("clock", Clock)
 PASSWORD_COST = web.AppKey("password_cost", PasswordCost)
 # what the database was at start: "url" (DATABASE_URL) or "embedded"
 DATABASE_MODE = web.AppKey("database_mode", str)
+# the database's address (given, or the embedded server's), for connections outside the pool
+DSN = web.AppKey("dsn", str)
 STARTED_AT = web.AppKey("started_at", float)
 
 _USER = web.RequestKey("user", User)
@@ -271,6 +273,7 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
     async with pool.acquire() as conn:
         await migrate(conn)
     app[POOL] = pool
+    app[DSN] = dsn
     try:
         yield
     finally:

@@ -50,6 +50,9 @@ class Config:
     write_batch_max: int = 512
     # group commits in flight at once (each on a connection of its own)
     write_connections: int = 2
+    # a commit still running after this many seconds has its connection cut (its batch is then
+    # in doubt and its tables re-read what was written)
+    write_timeout: float = 15.0
     # decision clocks in seconds (RULES.md, Clocks); tests shorten none of these: they use a
     # virtual clock instead
     clock_casual: float = 20.0
@@ -118,6 +121,17 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
             values["port"] = int(env["BARAJAMOS_PORT"])
         except ValueError as exc:
             raise ConfigError("BARAJAMOS_PORT must be an integer") from exc
+    for name, kind in (("write_batch_max", int), ("write_connections", int),
+                       ("write_timeout", float)):
+        var = f"BARAJAMOS_{name.upper()}"
+        if var in env:
+            try:
+                number = kind(env[var])
+            except ValueError:
+                number = 0
+            if not 0 < number < float("inf"):  # NaN fails this too
+                raise ConfigError(f"{var} must be a positive number, not {env[var]!r}")
+            values[name] = number
     if "BARAJAMOS_DATA_DIR" in env:
         values["data_dir"] = Path(env["BARAJAMOS_DATA_DIR"])
     if env.get("DATABASE_URL"):

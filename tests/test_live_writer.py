@@ -1,13 +1,17 @@
-"""The group writer against a real PostgreSQL: jobs share commits, a bad job alone is refused."""
+"""The group writer against a real PostgreSQL: jobs share commits, a bad job alone is refused,
+a broken or stuck connection is replaced and its batch declared in doubt only once its fate is
+sealed."""
 
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 
 import asyncpg
+import pytest
 
 from server.live.model import LiveError
-from server.live.writer import GroupWriter
+from server.live.writer import GroupWriter, WriteInDoubt
 from server.metrics import Metrics
 
 INSERT = "INSERT INTO scratch (id, note) VALUES ($1, $2)"
@@ -22,7 +26,8 @@ async def _setup(database_url: str) -> asyncpg.Pool:
 
 async def test_jobs_commit_together_and_a_bad_one_fails_alone(database_url: str) -> None:
     pool = await _setup(database_url)
-    writer = GroupWriter(pool, Metrics(), batch_max=64, connections=2)
+    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
+                         connections=2)
     writer.start()
     try:
         await writer.write([(INSERT, (1, "first"))])
@@ -41,4 +46,65 @@ async def test_jobs_commit_together_and_a_bad_one_fails_alone(database_url: str)
         assert rows[1] == "first" and rows[20] == "updated" and len(rows) == 12
     finally:
         await writer.close()
-        await pool.close()  # the committers gave their connections back: close does not hang
+        await pool.close()
+
+
+async def _writer_backends(admin: asyncpg.Connection) -> list[int]:
+    return [r["pid"] for r in await admin.fetch(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+        " AND pid <> pg_backend_pid() AND backend_type = 'client backend'")]
+
+
+async def test_a_connection_killed_while_idle_is_replaced(database_url: str) -> None:
+    pool = await _setup(database_url)
+    await pool.close()
+    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64)
+    writer.start()
+    admin = await asyncpg.connect(database_url)
+    try:
+        await writer.write([(INSERT, (1, "first"))])
+        [old] = await _writer_backends(admin)
+        await admin.execute("SELECT pg_terminate_backend($1)", old)
+        await asyncio.sleep(0.2)  # the writer's side sees its socket close
+        # found closed before the batch went out: replaced, and the write simply succeeds
+        await asyncio.wait_for(writer.write([(INSERT, (2, "second"))]), 10)
+        [new] = await _writer_backends(admin)
+        assert new != old
+        assert await admin.fetchval("SELECT count(*) FROM scratch") == 2
+    finally:
+        await writer.close()
+        await admin.close()
+
+
+async def test_a_stuck_commit_is_cut_and_declared_in_doubt_only_once_settled(
+    database_url: str,
+) -> None:
+    pool = await _setup(database_url)
+    await pool.close()
+    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
+                         timeout=0.5)
+    writer.start()
+    admin = await asyncpg.connect(database_url)
+    try:
+        await writer.write([(INSERT, (1, "first"))])
+        [old] = await _writer_backends(admin)
+        lock = admin.transaction()
+        await lock.start()
+        await admin.execute("LOCK TABLE scratch IN EXCLUSIVE MODE")  # reads go on, writes wait
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(WriteInDoubt) as refused:
+            await asyncio.wait_for(writer.write([(INSERT, (2, "stuck"))]), 10)
+        assert refused.value.code == "in_doubt" and refused.value.status == 503
+        assert asyncio.get_running_loop().time() - started >= 0.5  # the watchdog, not sooner
+        # in doubt means settled: the stuck backend is gone, so nothing of it can still commit
+        # once the lock goes (a closed socket alone would have let it commit later)
+        assert old not in await _writer_backends(admin)
+        await lock.rollback()
+        await asyncio.sleep(0.2)
+        assert await admin.fetchval("SELECT count(*) FROM scratch WHERE id = 2") == 0
+        # the next write goes out on a fresh connection
+        await asyncio.wait_for(writer.write([(INSERT, (3, "third"))]), 10)
+        assert sorted(r["id"] for r in await admin.fetch("SELECT id FROM scratch")) == [1, 3]
+    finally:
+        await writer.close()
+        await admin.close()

@@ -40,6 +40,18 @@ def test_given_secrets_win_and_bad_ones_are_refused(tmp_path: Path) -> None:
         from_env({}, data_dir=tmp_path)
 
 
+def test_write_settings_come_from_the_environment(tmp_path: Path) -> None:
+    config = from_env({"BARAJAMOS_WRITE_CONNECTIONS": "3", "BARAJAMOS_WRITE_BATCH_MAX": "64",
+                       "BARAJAMOS_WRITE_TIMEOUT": "2.5"}, data_dir=tmp_path)
+    assert (config.write_connections, config.write_batch_max, config.write_timeout) == (3, 64, 2.5)
+    assert from_env({}, data_dir=tmp_path).write_timeout == 15.0
+    for var, bad in (("BARAJAMOS_WRITE_CONNECTIONS", "0"), ("BARAJAMOS_WRITE_BATCH_MAX", "1.5"),
+                     ("BARAJAMOS_WRITE_TIMEOUT", "soon"), ("BARAJAMOS_WRITE_TIMEOUT", "-1"),
+                     ("BARAJAMOS_WRITE_TIMEOUT", "nan")):
+        with pytest.raises(ConfigError, match=f"{var} must be a positive number"):
+            from_env({var: bad}, data_dir=tmp_path)
+
+
 def test_migration_files_are_numbered_and_unique() -> None:
     migrations = load_migrations()
     assert migrations and migrations[0].version == 1

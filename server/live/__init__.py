@@ -12,7 +12,7 @@ from functools import partial
 
 from aiohttp import web
 
-from server.app import CLOCK, CONFIG, METRICS, POOL
+from server.app import CLOCK, CONFIG, DSN, METRICS, POOL
 from server.live import api
 from server.live.house import House
 from server.live.model import LiveSettings
@@ -29,7 +29,7 @@ __all__ = ["HOUSE", "LIVE_SETTINGS", "House", "LiveSettings", "setup"]
 async def _house(app: web.Application) -> AsyncIterator[None]:
     house = app[HOUSE]
     house.settings = app[LIVE_SETTINGS]
-    await house.start(app[POOL])
+    await house.start(app[POOL], app[DSN])
     try:
         yield
     finally:

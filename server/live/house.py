@@ -89,7 +89,7 @@ class House:
         """Event numbers belong to one server run: a client from another run gets a snapshot."""
         return self.run_id
 
-    async def start(self, pool: asyncpg.Pool) -> None:
+    async def start(self, pool: asyncpg.Pool, dsn: str) -> None:
         from server.live.recovery import restore_tables
 
         self._pool = pool
@@ -97,8 +97,9 @@ class House:
         self.run_id = await pool.fetchval(
             "INSERT INTO server_runs (started_at) VALUES ($1) RETURNING id",
             at(self.run_started_at))
-        self._writer = GroupWriter(pool, self.metrics, self.config.write_batch_max,
-                                   self.config.write_connections)
+        self._writer = GroupWriter(partial(asyncpg.connect, dsn, timeout=10),
+                                   self.metrics, self.config.write_batch_max,
+                                   self.config.write_connections, self.config.write_timeout)
         self._writer.start()
         unplayed: list[TableActor] = []
         for actor in await restore_tables(self, pool):

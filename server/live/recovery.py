@@ -31,13 +31,14 @@ def _loads(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+TABLES = ("SELECT t.*, u.name AS owner_name FROM live_tables t"
+          " LEFT JOIN users u ON u.id = t.owner_id")
+
+
 async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
     actors: list[TableActor] = []
     async with pool.acquire() as conn:
-        rows = await conn.fetch(
-            "SELECT t.*, u.name AS owner_name FROM live_tables t"
-            " LEFT JOIN users u ON u.id = t.owner_id"
-            " WHERE t.status <> 'closed' ORDER BY t.created_at, t.id")
+        rows = await conn.fetch(TABLES + " WHERE t.status <> 'closed' ORDER BY t.created_at, t.id")
         for row in rows:
             try:
                 actors.append(await _restore(house, conn, row))
@@ -51,6 +52,17 @@ async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
         if actor.status is TableStatus.PLAYING:
             actor.post(actor.resume)
     return actors
+
+
+async def reread(house: House, table_id: str) -> TableActor:
+    """One table as written, not started: what a live actor whose write ended in doubt takes
+    up (`TableActor._reload`). Its rows hold still meanwhile: the actor is their only writer,
+    and it is waiting for this."""
+    async with house.pool.acquire(timeout=10) as conn:
+        row = await conn.fetchrow(TABLES + " WHERE t.id = $1", table_id)
+        if row is None:
+            raise RuntimeError(f"table {table_id} is not written")
+        return await _restore(house, conn, row)
 
 
 async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:

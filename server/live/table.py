@@ -44,6 +44,7 @@ from server.live.model import (
     wire_json,
 )
 from server.live.seeds import SealedKind, seal
+from server.live.writer import WRITE_ERRORS, WriteInDoubt
 from truco import (
     Action,
     ActionKind,
@@ -284,6 +285,11 @@ class MatchResult:
     evidence: tuple[dict[str, Any], ...]
 
 
+# what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
+_WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", "hand",
+            "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events")
+
+
 class TableActor:
     def __init__(
         self,
@@ -371,6 +377,10 @@ class TableActor:
             try:
                 result = await command()
             except Exception as exc:
+                if isinstance(exc, WriteInDoubt):
+                    # what this actor holds may no longer be what was written: re-read it
+                    # before the next command (the caller hears of it first)
+                    self.post(self._reload)
                 if future is None:
                     if isinstance(exc, LiveError):
                         log.warning("table command refused",
@@ -893,6 +903,45 @@ class TableActor:
         for seat in self._human_seats():
             if not self.connected(seat):
                 self._watch_empty(seat)
+        await self._go_on()
+
+    async def _reload(self) -> None:
+        """After a write in doubt: take up what was written, exactly as a restart would
+        (`server.live.recovery`), send every subscriber a snapshot of it, and go on from there
+        with every clock in full. While the database cannot be read, commands wait."""
+        from server.live.recovery import reread
+
+        self._cancel_timers()
+        delay = 0.25
+        while True:
+            try:
+                written = await reread(self.house, self.id)
+                break
+            except (*WRITE_ERRORS, TimeoutError) as exc:
+                if self._task is None:
+                    return  # stopping: the next start rebuilds the table anyway
+                log.warning("table reload waits for the database",
+                            extra={"table": self.id, "error": str(exc)})
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+        was_playing = self.status is TableStatus.PLAYING
+        for name in _WRITTEN:
+            setattr(self, name, getattr(written, name))
+        self._forfeit = None
+        self.seq += 1  # events before this point are not replayed: a catch-up gets a snapshot
+        self.history.clear()
+        self._log("table_reloaded", status=self.status.value)
+        for conn in list(self.subscribers):
+            conn.send_json(self.snapshot(conn))
+        if self.status is TableStatus.PLAYING:
+            if not was_playing:
+                self.house.metrics.live_tables.inc()
+            await self._go_on()
+        elif was_playing:
+            self.house.metrics.live_tables.dec()
+
+    async def _go_on(self) -> None:
+        """Start the clock of what the table stands at (a restart's or a reload's)."""
         if self.hand is None:
             await self._begin_hand()
         elif self.hand.phase is HandPhase.ENTROPY:

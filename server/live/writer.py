@@ -6,10 +6,17 @@ action is durable before it is acknowledged or broadcast and the fsync is shared
 fails, its jobs are retried one by one so one bad job cannot sink its neighbours.
 
 Round trips are what a commit costs (each is a wake-up of the database and of this process), so
-each committer keeps a connection of its own (a pool's release would add a reset round trip per
-batch), and a batch whose statements all share one SQL text (the common case: only played
-moves) is one pipelined `executemany`, which PostgreSQL runs as one implicit transaction: one
-round trip instead of BEGIN, the rows and COMMIT.
+each committer keeps a connection of its own, outside the pool (a pool's release would add a
+reset round trip per batch), and a batch whose statements all share one SQL text (the common
+case: only played moves) is one pipelined `executemany`, which PostgreSQL runs as one implicit
+transaction: one round trip instead of BEGIN, the rows and COMMIT.
+
+When the connection breaks while a batch is on it (the database restarted, the network
+failed, or the watchdog cut a commit that outlived `timeout`), nobody can know whether the
+commit happened: those jobs fail with `WriteInDoubt`, and their tables re-read what was written
+(`TableActor`) instead of guessing. Nothing is retried on another connection then, since a
+retry could write a committed job twice. A connection found closed before a batch is sent is
+simply replaced.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +36,26 @@ from server.metrics import Metrics
 log = logging.getLogger("barajamos.live.writer")
 
 Statement = tuple[str, tuple[Any, ...]]
+Connect = Callable[[], Awaitable[asyncpg.Connection]]
+
+# the connection itself failed (as opposed to a statement the database refused)
+CONNECTION_ERRORS = (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError,
+                     asyncpg.exceptions.AdminShutdownError,
+                     asyncpg.exceptions.CannotConnectNowError)
+WRITE_ERRORS = (asyncpg.PostgresError, *CONNECTION_ERRORS)
+
+
+class WriteInDoubt(LiveError):
+    """The connection broke during the commit: the rows may or may not have been written."""
+
+    def __init__(self) -> None:
+        super().__init__("in_doubt", "The database connection broke while this was being"
+                         " saved; the table is reloading what was saved. Check it, then go on.",
+                         503)
+
+
+class _InDoubt(Exception):
+    """A committer's internal signal: the batch's fate is unknown."""
 
 
 @dataclass
@@ -45,12 +72,13 @@ class GroupWriter:
     table behind it. A table has at most one job in flight (its actor waits for the write), so
     batches committed side by side never hold two jobs of one table."""
 
-    def __init__(self, pool: asyncpg.Pool, metrics: Metrics, batch_max: int,
-                 connections: int = 1) -> None:
-        self._pool = pool
+    def __init__(self, connect: Connect, metrics: Metrics, batch_max: int,
+                 connections: int = 1, timeout: float = 15.0) -> None:
+        self._connect = connect
         self._metrics = metrics
         self._batch_max = max(1, batch_max)
         self._connections = max(1, connections)
+        self._timeout = timeout
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
@@ -60,14 +88,17 @@ class GroupWriter:
                        for i in range(self._connections)]
 
     async def write(self, statements: Sequence[Statement]) -> None:
-        """Return once the statements are committed; a LiveError (503) if they could not be."""
+        """Return once the statements are committed. A LiveError (503) if they were not:
+        `unavailable` when surely not, `WriteInDoubt` when the connection broke meanwhile."""
         if self._closed:
             raise LiveError("shutting_down", "The server is shutting down; try again soon.", 503)
         job = _Job(statements)
         self._queue.put_nowait(job)
         try:
             await job.done
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+        except _InDoubt:
+            raise WriteInDoubt() from None
+        except WRITE_ERRORS as exc:
             raise LiveError("unavailable", "That could not be saved; nothing changed. Try"
                             " again.", 503) from exc
 
@@ -78,10 +109,18 @@ class GroupWriter:
         self._closed = True
         for _ in self._tasks:
             self._queue.put_nowait(None)  # after every job: each committer drains, then stops
-        await asyncio.gather(*self._tasks)
+        _, stuck = await asyncio.wait(self._tasks, timeout=self._timeout * 2)
+        for task in stuck:  # waiting for a database that does not answer: give up on it
+            log.error("writer stopped with writes pending")
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        while not self._queue.empty():
+            if (job := self._queue.get_nowait()) is not None:  # never sent: surely not written
+                _fail([job], LiveError("shutting_down", "The server is shutting down; nothing"
+                                       " changed.", 503))
 
     async def _run(self) -> None:
-        committer = _Committer(self._pool)
+        committer = _Committer(self._connect, self._timeout)
         try:
             while True:
                 job = await self._queue.get()
@@ -99,7 +138,7 @@ class GroupWriter:
                 if stop:
                     return
         finally:
-            await committer.release()
+            await committer.close()
 
     async def _commit(self, committer: _Committer, batch: list[_Job]) -> None:
         self._metrics.write_batch_size.observe(len(batch))
@@ -107,13 +146,20 @@ class GroupWriter:
         try:
             await committer.commit(batch)
             self._metrics.write_seconds.observe(time.perf_counter() - started)
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
-            if len(batch) == 1:
-                log.error("write failed", extra={"error": str(exc)})
-                if not batch[0].done.done():
-                    batch[0].done.set_exception(exc)
+        except _InDoubt as exc:
+            log.error("write in doubt", extra={"jobs": len(batch), "error": str(exc.__cause__)})
+            _fail(batch, exc)
+            return
+        except asyncio.CancelledError:  # stopped waiting for a database that does not answer
+            _fail(batch, _InDoubt("the writer stopped"))
+            raise
+        except WRITE_ERRORS as exc:
+            if len(batch) == 1 or isinstance(exc, CONNECTION_ERRORS):
+                # refused as a whole (or never sent: no connection): nothing was written
+                log.error("write failed", extra={"jobs": len(batch), "error": str(exc)})
+                _fail(batch, exc)
                 return
-            for job in batch:
+            for job in batch:  # the transaction was rolled back: find the job it was
                 await self._commit(committer, [job])
             return
         for job in batch:
@@ -121,20 +167,36 @@ class GroupWriter:
                 job.done.set_result(None)
 
 
-class _Committer:
-    """One connection of the writer's own, taken from the pool when first needed and given back
-    (to be replaced) when it breaks."""
+def _fail(batch: list[_Job], exc: BaseException) -> None:
+    for job in batch:
+        if not job.done.done():
+            job.done.set_exception(exc)
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self._pool = pool
-        self._conn: asyncpg.pool.PoolConnectionProxy[Any] | None = None
+
+class _Committer:
+    """One connection of the writer's own, opened when first needed and replaced when it
+    breaks; a watchdog terminates it when a commit outlives `timeout`.
+
+    Closing a socket does not stop its backend: a statement stuck on a lock or a slow disk may
+    still commit after the client gave up on it. So a batch is declared in doubt only once its
+    backend is gone (`_fence`); from then on, what was written stays what was written, and a
+    table that re-reads it sees the final truth.
+    """
+
+    def __init__(self, connect: Connect, timeout: float) -> None:
+        self._connect = connect
+        self._timeout = timeout
+        self._conn: asyncpg.Connection | None = None
+        self._backend: tuple[int, Any] = (0, None)  # pid and start time of its server process
 
     async def commit(self, batch: list[_Job]) -> None:
         if self._conn is not None and self._conn.is_closed():
-            await self.release()
+            self._conn = None  # closed while idle: nothing of this batch was sent on it
         if self._conn is None:
-            self._conn = await self._pool.acquire()
+            await self._open()
         conn = self._conn
+        assert conn is not None
+        watchdog = asyncio.get_running_loop().call_later(self._timeout, conn.terminate)
         try:
             runs = group_statements([job.statements for job in batch])
             if len(runs) == 1:
@@ -147,18 +209,57 @@ class _Committer:
                         await conn.execute(query, *rows[0])
                     else:
                         await conn.executemany(query, rows)
-        except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError):
-            # the connection is gone or unusable: the next batch takes a fresh one
-            await self.release()
-            raise
+        except CONNECTION_ERRORS as exc:
+            # the connection broke with the batch on it: its fate is sealed once its backend
+            # is gone; the next batch takes the fresh connection that saw it go
+            watchdog.cancel()
+            conn.terminate()
+            self._conn = None
+            await self._fence()
+            raise _InDoubt(str(exc)) from exc
+        finally:
+            watchdog.cancel()
 
-    async def release(self) -> None:
+    async def _open(self) -> None:
+        conn = await self._connect()
+        try:
+            started = await conn.fetchval(
+                "SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+        except BaseException:
+            conn.terminate()
+            raise
+        self._conn, self._backend = conn, (conn.get_server_pid(), started)
+
+    async def _fence(self) -> None:
+        """Wait until the old backend has ended (ending it if need be), however long the
+        database takes to answer: until then a job of it may still commit."""
+        pid, started = self._backend
+        delay = 0.05
+        while True:
+            try:
+                if self._conn is None:
+                    await self._open()
+                assert self._conn is not None
+                alive = await self._conn.fetchval(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE pid = $1 AND backend_start = $2", pid, started)
+                if alive is None:
+                    return
+            except WRITE_ERRORS as exc:
+                if self._conn is not None:
+                    self._conn.terminate()
+                    self._conn = None
+                log.warning("writer waits for the database", extra={"error": str(exc)})
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
-                await self._pool.release(conn)
-            except (OSError, asyncpg.InterfaceError, asyncpg.PostgresError):
-                log.warning("writer connection dropped", exc_info=True)
+                await conn.close(timeout=5)
+            except (*WRITE_ERRORS, TimeoutError):
+                conn.terminate()
 
 
 def group_statements(

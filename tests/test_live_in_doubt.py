@@ -1,0 +1,115 @@
+"""A write in doubt at a live table: the database connection broke (here: the watchdog cut a
+commit stuck on a lock) while a move was being saved. The player hears `in_doubt`, the table
+re-reads what was written, exactly as a restart would, sends a snapshot of it, and goes on; and
+whichever way the commit went, the hand's record holds what was written and verifies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import asyncpg
+
+from server.clock import VirtualClock
+from tests.conftest import AppFactory
+from tests.test_live_fixes import act, drain
+from tests.test_live_helpers import (
+    SeatClient,
+    connect,
+    create_table,
+    fetch_chain,
+    hand_records,
+    players,
+    start_live,
+    verify_chain,
+)
+
+WATCHDOG = 0.5  # seconds of real time a commit may take here before its connection is cut
+
+
+async def _until_ana_may_play(seat: SeatClient, vclock: VirtualClock) -> dict[str, Any]:
+    for _ in range(200):
+        await drain(seat)
+        view = seat.view
+        plays = [a for a in (view or {}).get("legal") or () if a["do"] == "play"]
+        if plays and seat.view_hand == 1:
+            return plays[0]
+        if view and view.get("legal") and seat.acted_at != seat.last_seq:
+            # a bet to answer before a card: decline it only if nothing else is offered
+            legal = view["legal"]
+            await act(seat, next((a for a in legal if a["do"] == "accept"), legal[0]))
+        await vclock.advance(0.1)
+    raise AssertionError("ana never got a card to play")
+
+
+async def test_a_move_in_doubt_is_taken_as_written_either_way(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str) -> None:
+    live = await start_live(partial(make_app, write_timeout=WATCHDOG), aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    admin = await asyncpg.connect(database_url)
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.autoplay = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        play = await _until_ana_may_play(seat, vclock)
+        before = seat.view
+        assert before is not None
+
+        # 1. the commit did not happen: the move is not in play, ana may play it again
+        lock = admin.transaction()
+        await lock.start()
+        await admin.execute("LOCK TABLE live_actions IN EXCLUSIVE MODE")
+        answer_seq = seat.last_seq
+        await act(seat, play)
+        answer = await seat.until("error", react=False)
+        assert answer["error"] == "in_doubt" and answer["id"] == seat.next_id
+        snapshot = await seat.until("snapshot", react=False)
+        await lock.rollback()
+        assert snapshot["view"]["legal"] == before["legal"]
+        assert snapshot["seq"] == answer_seq + 1  # a new point: older events are not replayed
+
+        # 2. the commit happened but its answer was lost: the table takes the move as played
+        actor = live.house.tables[tid]
+        assert actor.hand is not None
+        hand, idx = actor.hand.number, len(actor.hand.actions)
+        lock = admin.transaction()
+        await lock.start()
+        # the table's rows stay unreadable until the "lost" commit is in, so the re-read
+        # cannot come before it
+        await admin.execute("LOCK TABLE live_actions, live_tables IN ACCESS EXCLUSIVE MODE")
+        await admin.execute(
+            "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
+            " VALUES ($1, $2, $3, $4::jsonb, false, now())",
+            tid, hand, idx, json.dumps({"do": "play", "seat": 0, "card": play["card"]}))
+        await act(seat, play)
+        answer = await seat.until("error", react=False)
+        assert answer["error"] == "in_doubt"
+        await lock.commit()
+        snapshot = await seat.until("snapshot", react=False)
+        view = snapshot["view"]
+        mine = view["hand"]["players"][0]["hand"]
+        assert play["card"] not in str(mine) and play["card"] not in str(view["legal"])
+        assert play["card"] in str(view["hand"]["table"]) + str(view["hand"]["rounds"])
+
+        # play goes on from there: the hand ends, and its record holds the move and verifies
+        seat.autoplay = True
+        await seat.react(snapshot)
+        for _ in range(400):
+            await drain(seat)
+            if seat.view_hand is not None and seat.view_hand > 1:
+                break
+            await vclock.advance(0.1)
+        chain = await fetch_chain(ana, tid)
+        verify_chain(chain, live.key)
+        [first] = [r for r in hand_records(chain) if r["hand"] == 1]
+        assert {"do": "play", "seat": 0, "card": play["card"]} in first["actions"]
+    finally:
+        await admin.close()
+        await ana.close()
+
