@@ -243,6 +243,8 @@ class RunStats:
     # actions chosen on one hand's view but applied to another hand: none, since every action
     # names its hand and the server refuses a move that crossed the hand's end (`stale`)
     stale_applied: int = 0
+    # tables whose seating failed (the server did not answer in time, at overload): not played
+    unseated: int = 0
 
     @property
     def lost(self) -> int:
@@ -251,7 +253,7 @@ class RunStats:
     def merge(self, other: RunStats) -> None:
         for name in ("actions", "window_actions", "entropy", "sent_actions", "matches",
                      "reconnects", "audited", "lost_events", "lost_records", "lost_durable",
-                     "unverified", "unacked", "stale_applied"):
+                     "unverified", "unacked", "stale_applied", "unseated"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors.update(other.errors)
         self.raced.update(other.raced)
