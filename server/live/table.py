@@ -377,10 +377,6 @@ class TableActor:
             try:
                 result = await command()
             except Exception as exc:
-                if isinstance(exc, WriteInDoubt):
-                    # what this actor holds may no longer be what was written: re-read it
-                    # before the next command (the caller hears of it first)
-                    self.post(self._reload)
                 if future is None:
                     if isinstance(exc, LiveError):
                         log.warning("table command refused",
@@ -389,6 +385,13 @@ class TableActor:
                         log.exception("table command failed", extra={"table": self.id})
                 elif not future.done():
                     future.set_exception(exc)
+                if isinstance(exc, WriteInDoubt):
+                    # what this actor holds may no longer be what was written: the caller has
+                    # heard so; re-read it before any other command runs
+                    try:
+                        await self._reload()
+                    except Exception:
+                        log.exception("table reload failed", extra={"table": self.id})
             else:
                 if future is not None and not future.done():
                     future.set_result(result)
