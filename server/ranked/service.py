@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 import asyncpg
 from aiohttp import web
@@ -182,23 +182,26 @@ async def _match_times(
     return started_at, ended_at
 
 
-async def settle_match(
-    pool: Db,
-    *,
-    table_id: str,
-    match_number: int,
-    kind: TableKind,
-    variant: Variant,
-    seats: int,
-    users_by_seat: Sequence[int],
-    termination: Termination,
-    winner_team: int | None,
-    forfeit_seat: int | None,
-    restart_overlap: bool,
-    evidence: Sequence[Mapping[str, Any]],
-    started_at: datetime | None = None,
-    ended_at: datetime | None = None,
-) -> Settlement:
+class MatchEnd(TypedDict):
+    """A finished ranked or arena match as the live house reports it: the keyword arguments of
+    `settle_match` and `RankedService.match_ended`."""
+
+    table_id: str
+    match_number: int
+    kind: TableKind
+    variant: Variant
+    seats: int
+    users_by_seat: Sequence[int]
+    termination: Termination
+    winner_team: int | None
+    forfeit_seat: int | None
+    restart_overlap: bool
+    evidence: Sequence[Mapping[str, Any]]
+    started_at: NotRequired[datetime | None]
+    ended_at: NotRequired[datetime | None]
+
+
+async def settle_match(pool: Db, **end: Unpack[MatchEnd]) -> Settlement:
     """Settle a finished ranked or arena match, once (a second call returns the same result).
 
     - `cancelled` (a server fault): every stake held goes back; nobody is rated.
@@ -208,12 +211,16 @@ async def settle_match(
       exempt when `restart_overlap` or a recorded server fault touched the match).
     The times default to the live house's `live_matches` row (else the database's now).
     """
+    table_id, match_number = end["table_id"], end["match_number"]
+    users_by_seat, winner_team = end["users_by_seat"], end["winner_team"]
+    forfeit_seat, restart_overlap = end["forfeit_seat"], end["restart_overlap"]
     kind, variant, seats, users, termination = _check_result(
-        kind, variant, seats, users_by_seat, termination, winner_team, forfeit_seat, table_id,
-        match_number)
+        end["kind"], end["variant"], end["seats"], users_by_seat, end["termination"],
+        winner_team, forfeit_seat, table_id, match_number)
     ref = match_ref(kind, table_id, match_number)
     async with transaction(pool) as conn:
-        started, ended = await _match_times(conn, table_id, match_number, started_at, ended_at)
+        started, ended = await _match_times(conn, table_id, match_number,
+                                            end.get("started_at"), end.get("ended_at"))
         chips: ledger.Posting | None = None
         changes: tuple[ratings.Change, ...] = ()
         record: review.AbandonmentRecord | None = None
@@ -235,7 +242,7 @@ async def settle_match(
             assert forfeit_seat is not None
             record = await review.record_abandonment(
                 conn, user_id=users[forfeit_seat], match_ref=ref, variant=variant, seats=seats,
-                match_started_at=started, abandoned_at=ended, evidence=evidence,
+                match_started_at=started, abandoned_at=ended, evidence=end["evidence"],
                 source_ref=f"live:{table_id}:{match_number}:{forfeit_seat}",
                 fault_overlap=restart_overlap)
     return Settlement(ref, chips, changes, record)
@@ -724,31 +731,12 @@ class RankedService:
 
     # ---- the end of a match
 
-    async def match_ended(
-        self,
-        *,
-        table_id: str,
-        match_number: int,
-        kind: TableKind,
-        variant: Variant,
-        seats: int,
-        users_by_seat: Sequence[int],
-        termination: Termination,
-        winner_team: int | None,
-        forfeit_seat: int | None,
-        restart_overlap: bool,
-        evidence: Sequence[Mapping[str, Any]],
-        started_at: datetime | None = None,
-        ended_at: datetime | None = None,
-    ) -> Settlement:
+    async def match_ended(self, **end: Unpack[MatchEnd]) -> Settlement:
         """`settle_match`, then the service's bookkeeping: the players are free to queue again,
         and an arena table's result scores in its arena."""
-        settlement = await settle_match(
-            self.pool, table_id=table_id, match_number=match_number, kind=kind,
-            variant=variant, seats=seats, users_by_seat=users_by_seat, termination=termination,
-            winner_team=winner_team, forfeit_seat=forfeit_seat,
-            restart_overlap=restart_overlap, evidence=evidence, started_at=started_at,
-            ended_at=ended_at)
+        settlement = await settle_match(self.pool, **end)
+        table_id, users_by_seat = end["table_id"], end["users_by_seat"]
+        forfeit_seat, termination = end["forfeit_seat"], end["termination"]
         async with self._lock:
             for user in users_by_seat:
                 if self.seated.get(user) == table_id:
@@ -758,7 +746,7 @@ class RankedService:
                 event = self.arenas[arena_id]
                 number = event.tables.pop(table_id)
                 abandoned = () if forfeit_seat is None else (users_by_seat[forfeit_seat],)
-                winner = None if termination is Termination.CANCELLED else winner_team
+                winner = None if termination is Termination.CANCELLED else end["winner_team"]
                 try:
                     event.arena = event.arena.finish(number, winner, self.clock.now(), abandoned)
                 except ArenaError:
