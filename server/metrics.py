@@ -56,6 +56,17 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self.write_failures = Counter(
+            "barajamos_write_failures",
+            "Group commit jobs not confirmed: `refused` (surely not written) or `in_doubt` (the"
+            " connection broke during the commit; their tables re-read what was written)",
+            ["outcome"],
+            registry=r,
+        )
+        self.table_reloads = Counter(
+            "barajamos_table_reloads", "Tables that re-read what was written after a write in"
+            " doubt", registry=r
+        )
         self.http_requests = Counter(
             "barajamos_http_requests", "HTTP requests", ["route", "status"], registry=r
         )

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import aiohttp
 import asyncpg
 
 from server.clock import VirtualClock
@@ -97,6 +98,8 @@ async def test_a_move_in_doubt_is_taken_as_written_either_way(
         assert play["card"] not in str(mine) and play["card"] not in str(view["legal"])
         assert play["card"] in str(view["hand"]["table"]) + str(view["hand"]["rounds"])
 
+        assert live.house.metrics.registry.get_sample_value(
+            "barajamos_table_reloads_total") == 2
         # play goes on from there: the hand ends, and its record holds the move and verifies
         seat.autoplay = True
         await seat.react(snapshot)
@@ -113,3 +116,47 @@ async def test_a_move_in_doubt_is_taken_as_written_either_way(
         await admin.close()
         await ana.close()
 
+
+
+async def test_a_table_whose_rows_do_not_replay_is_taken_out_of_service(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str) -> None:
+    """As after a restart: a table that cannot be rebuilt from what was written is not served
+    (its sockets close with 1011, the lobby no longer has it) and stays as written."""
+    live = await start_live(partial(make_app, write_timeout=WATCHDOG), aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    admin = await asyncpg.connect(database_url)
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.autoplay = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        play = await _until_ana_may_play(seat, vclock)
+        actor = live.house.tables[tid]
+        assert actor.hand is not None
+        held = {c["card"] for c in seat.view["hand"]["players"][0]["hand"]}  # type: ignore[index]
+        foreign = next(c for c in ("4C", "5C", "6C", "7C", "QC") if c not in held)
+        lock = admin.transaction()
+        await lock.start()
+        await admin.execute("LOCK TABLE live_actions, live_tables IN ACCESS EXCLUSIVE MODE")
+        # the row "written" by the lost commit is a card ana never held: it cannot replay
+        await admin.execute(
+            "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
+            " VALUES ($1, $2, $3, $4::jsonb, false, now())",
+            tid, actor.hand.number, len(actor.hand.actions),
+            json.dumps({"do": "play", "seat": 0, "card": foreign}))
+        await act(seat, play)
+        answer = await seat.until("error", react=False)
+        assert answer["error"] == "in_doubt"
+        await lock.commit()
+        closing = await seat.ws.receive(timeout=10)
+        assert closing.type is aiohttp.WSMsgType.CLOSE and closing.data == 1011
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert (status, body["error"]) == (404, "table_not_found")
+        assert await admin.fetchval("SELECT status FROM live_tables WHERE id = $1",
+                                    tid) == "playing"  # as written, for an operator
+    finally:
+        await admin.close()
+        await ana.close()

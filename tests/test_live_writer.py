@@ -26,7 +26,8 @@ async def _setup(database_url: str) -> asyncpg.Pool:
 
 async def test_jobs_commit_together_and_a_bad_one_fails_alone(database_url: str) -> None:
     pool = await _setup(database_url)
-    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
+    metrics = Metrics()
+    writer = GroupWriter(partial(asyncpg.connect, database_url), metrics, batch_max=64,
                          connections=2)
     writer.start()
     try:
@@ -42,6 +43,8 @@ async def test_jobs_commit_together_and_a_bad_one_fails_alone(database_url: str)
         assert [type(r).__name__ for r in results] == ["NoneType"] * 10 + [
             "LiveError", "NoneType"]
         assert isinstance(results[10], LiveError) and results[10].code == "unavailable"
+        assert metrics.registry.get_sample_value(
+            "barajamos_write_failures_total", {"outcome": "refused"}) == 1
         rows = dict(await pool.fetch("SELECT id, note FROM scratch"))
         assert rows[1] == "first" and rows[20] == "updated" and len(rows) == 12
     finally:
@@ -81,7 +84,8 @@ async def test_a_stuck_commit_is_cut_and_declared_in_doubt_only_once_settled(
 ) -> None:
     pool = await _setup(database_url)
     await pool.close()
-    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
+    metrics = Metrics()
+    writer = GroupWriter(partial(asyncpg.connect, database_url), metrics, batch_max=64,
                          timeout=0.5)
     writer.start()
     admin = await asyncpg.connect(database_url)
@@ -95,6 +99,8 @@ async def test_a_stuck_commit_is_cut_and_declared_in_doubt_only_once_settled(
         with pytest.raises(WriteInDoubt) as refused:
             await asyncio.wait_for(writer.write([(INSERT, (2, "stuck"))]), 10)
         assert refused.value.code == "in_doubt" and refused.value.status == 503
+        assert metrics.registry.get_sample_value(
+            "barajamos_write_failures_total", {"outcome": "in_doubt"}) == 1
         assert asyncio.get_running_loop().time() - started >= 0.5  # the watchdog, not sooner
         # in doubt means settled: the stuck backend is gone, so nothing of it can still commit
         # once the lock goes (a closed socket alone would have let it commit later)

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
+from aiohttp import WSCloseCode
 
 from server.bots import NothingToDo, choose_action
 from server.clock import Timer
@@ -43,7 +44,7 @@ from server.live.model import (
     decision_seconds,
     wire_json,
 )
-from server.live.seeds import SealedKind, seal
+from server.live.seeds import SealedKind, SealError, seal
 from server.live.writer import WRITE_ERRORS, WriteInDoubt
 from truco import (
     Action,
@@ -920,6 +921,14 @@ class TableActor:
             try:
                 written = await reread(self.house, self.id)
                 break
+            except (ValueError, KeyError, RuntimeError, SealError) as exc:
+                # what was written does not rebuild: as after a restart, the table is not
+                # served any more (its sockets close) and stays as written for an operator
+                log.error("table not reloaded", extra={"table": self.id, "error": str(exc)})
+                self.house.forget(self)
+                for conn in list(self.connections):
+                    conn.close_soon(WSCloseCode.INTERNAL_ERROR, "table unavailable")
+                return
             except (*WRITE_ERRORS, TimeoutError) as exc:
                 if self._task is None:
                     return  # stopping: the next start rebuilds the table anyway
@@ -933,6 +942,7 @@ class TableActor:
         self._forfeit = None
         self.seq += 1  # events before this point are not replayed: a catch-up gets a snapshot
         self.history.clear()
+        self.house.metrics.table_reloads.inc()
         self._log("table_reloaded", status=self.status.value)
         for conn in list(self.subscribers):
             conn.send_json(self.snapshot(conn))

@@ -148,6 +148,7 @@ class GroupWriter:
             self._metrics.write_seconds.observe(time.perf_counter() - started)
         except _InDoubt as exc:
             log.error("write in doubt", extra={"jobs": len(batch), "error": str(exc.__cause__)})
+            self._metrics.write_failures.labels("in_doubt").inc(len(batch))
             _fail(batch, exc)
             return
         except asyncio.CancelledError:  # stopped waiting for a database that does not answer
@@ -157,6 +158,7 @@ class GroupWriter:
             if len(batch) == 1 or isinstance(exc, CONNECTION_ERRORS):
                 # refused as a whole (or never sent: no connection): nothing was written
                 log.error("write failed", extra={"jobs": len(batch), "error": str(exc)})
+                self._metrics.write_failures.labels("refused").inc(len(batch))
                 _fail(batch, exc)
                 return
             for job in batch:  # the transaction was rolled back: find the job it was

@@ -69,8 +69,7 @@ class Connection:
             log.info("slow client disconnected", extra={"user": self.user_id, "unread": unread})
             self._frames.clear()
             self._queued = 0
-            self._closing = asyncio.create_task(
-                self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too slow"))
+            self.close_soon(WSCloseCode.TRY_AGAIN_LATER, "too slow")
             return
         frame = text_frame(text)
         self._frames.append(frame)
@@ -101,6 +100,11 @@ class Connection:
             return False
         self._tokens -= 1
         return True
+
+    def close_soon(self, code: int, reason: str) -> None:
+        """Close the socket (its handler then ends) without waiting for the handshake."""
+        if self._closing is None and not self.ws.closed:
+            self._closing = asyncio.create_task(self.ws.close(code=code, message=reason.encode()))
 
     async def close(self) -> None:
         if self._flush is not None:
