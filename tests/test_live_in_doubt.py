@@ -155,6 +155,7 @@ async def test_a_table_whose_rows_do_not_replay_is_taken_out_of_service(
         assert closing.type is aiohttp.WSMsgType.CLOSE and closing.data == 1011
         status, body = await ana.get(f"/api/tables/{tid}")
         assert (status, body["error"]) == (404, "table_not_found")
+        assert live.house.metrics.registry.get_sample_value("barajamos_live_tables") == 0
         assert await admin.fetchval("SELECT status FROM live_tables WHERE id = $1",
                                     tid) == "playing"  # as written, for an operator
     finally:

@@ -925,6 +925,8 @@ class TableActor:
                 # what was written does not rebuild: as after a restart, the table is not
                 # served any more (its sockets close) and stays as written for an operator
                 log.error("table not reloaded", extra={"table": self.id, "error": str(exc)})
+                if self.status is TableStatus.PLAYING:
+                    self.house.metrics.live_tables.dec()
                 self.house.forget(self)
                 for conn in list(self.connections):
                     conn.close_soon(WSCloseCode.INTERNAL_ERROR, "table unavailable")
