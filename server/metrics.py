@@ -63,6 +63,8 @@ class Metrics:
             ["outcome"],
             registry=r,
         )
+        for outcome in ("refused", "in_doubt"):  # exported at 0 from the start, for alerts
+            self.write_failures.labels(outcome)
         self.table_reloads = Counter(
             "barajamos_table_reloads", "Tables that re-read what was written after a write in"
             " doubt", registry=r
