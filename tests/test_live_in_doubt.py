@@ -17,6 +17,8 @@ from server.clock import VirtualClock
 from tests.conftest import AppFactory
 from tests.test_live_fixes import act, drain
 from tests.test_live_helpers import (
+    Live,
+    Player,
     SeatClient,
     connect,
     create_table,
@@ -30,19 +32,45 @@ from tests.test_live_helpers import (
 WATCHDOG = 0.5  # seconds of real time a commit may take here before its connection is cut
 
 
-async def _until_ana_may_play(seat: SeatClient, vclock: VirtualClock) -> dict[str, Any]:
+async def _at_anas_card(live: Live, ana: Player,
+                        vclock: VirtualClock) -> tuple[str, SeatClient, dict[str, Any]]:
+    """A training table of ana's, started and played (by her: accepting any bet first) until
+    she may play a card of hand 1: its id, her client and that move."""
+    table = await create_table(ana, "paulista", 2, "training")
+    tid: str = table["id"]
+    seat = await connect(ana, tid, 0)
+    seat.autoplay = False
+    await drain(seat)
+    await ana.post(f"/api/tables/{tid}/start")
     for _ in range(200):
         await drain(seat)
         view = seat.view
         plays = [a for a in (view or {}).get("legal") or () if a["do"] == "play"]
         if plays and seat.view_hand == 1:
-            return plays[0]
+            return tid, seat, plays[0]
         if view and view.get("legal") and seat.acted_at != seat.last_seq:
-            # a bet to answer before a card: decline it only if nothing else is offered
             legal = view["legal"]
             await act(seat, next((a for a in legal if a["do"] == "accept"), legal[0]))
         await vclock.advance(0.1)
     raise AssertionError("ana never got a card to play")
+
+
+async def _lost_commit(admin: asyncpg.Connection, live: Live, tid: str,
+                       card: str) -> asyncpg.transaction.Transaction:
+    """What a commit whose answer was lost leaves: ana's move playing `card`, written in a
+    transaction the caller commits. Until then it holds the table's rows, so the table's
+    re-read cannot come before it (nor the stuck write of the same move go through)."""
+    actor = live.house.tables[tid]
+    assert actor.hand is not None
+    lock = admin.transaction()
+    await lock.start()
+    await admin.execute("LOCK TABLE live_actions, live_tables IN ACCESS EXCLUSIVE MODE")
+    await admin.execute(
+        "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
+        " VALUES ($1, $2, $3, $4::jsonb, false, now())",
+        tid, actor.hand.number, len(actor.hand.actions),
+        json.dumps({"do": "play", "seat": 0, "card": card}))
+    return lock
 
 
 async def test_a_move_in_doubt_is_taken_as_written_either_way(
@@ -52,13 +80,7 @@ async def test_a_move_in_doubt_is_taken_as_written_either_way(
     (ana,) = await players(live.base, "ana")
     admin = await asyncpg.connect(database_url)
     try:
-        table = await create_table(ana, "paulista", 2, "training")
-        tid = table["id"]
-        seat = await connect(ana, tid, 0)
-        seat.autoplay = False
-        await drain(seat)
-        await ana.post(f"/api/tables/{tid}/start")
-        play = await _until_ana_may_play(seat, vclock)
+        tid, seat, play = await _at_anas_card(live, ana, vclock)
         before = seat.view
         assert before is not None
 
@@ -76,18 +98,7 @@ async def test_a_move_in_doubt_is_taken_as_written_either_way(
         assert snapshot["seq"] == answer_seq + 1  # a new point: older events are not replayed
 
         # 2. the commit happened but its answer was lost: the table takes the move as played
-        actor = live.house.tables[tid]
-        assert actor.hand is not None
-        hand, idx = actor.hand.number, len(actor.hand.actions)
-        lock = admin.transaction()
-        await lock.start()
-        # the table's rows stay unreadable until the "lost" commit is in, so the re-read
-        # cannot come before it
-        await admin.execute("LOCK TABLE live_actions, live_tables IN ACCESS EXCLUSIVE MODE")
-        await admin.execute(
-            "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
-            " VALUES ($1, $2, $3, $4::jsonb, false, now())",
-            tid, hand, idx, json.dumps({"do": "play", "seat": 0, "card": play["card"]}))
+        lock = await _lost_commit(admin, live, tid, play["card"])
         await act(seat, play)
         answer = await seat.until("error", react=False)
         assert answer["error"] == "in_doubt"
@@ -127,26 +138,11 @@ async def test_a_table_whose_rows_do_not_replay_is_taken_out_of_service(
     (ana,) = await players(live.base, "ana")
     admin = await asyncpg.connect(database_url)
     try:
-        table = await create_table(ana, "paulista", 2, "training")
-        tid = table["id"]
-        seat = await connect(ana, tid, 0)
-        seat.autoplay = False
-        await drain(seat)
-        await ana.post(f"/api/tables/{tid}/start")
-        play = await _until_ana_may_play(seat, vclock)
-        actor = live.house.tables[tid]
-        assert actor.hand is not None
+        tid, seat, play = await _at_anas_card(live, ana, vclock)
         held = {c["card"] for c in seat.view["hand"]["players"][0]["hand"]}  # type: ignore[index]
         foreign = next(c for c in ("4C", "5C", "6C", "7C", "QC") if c not in held)
-        lock = admin.transaction()
-        await lock.start()
-        await admin.execute("LOCK TABLE live_actions, live_tables IN ACCESS EXCLUSIVE MODE")
         # the row "written" by the lost commit is a card ana never held: it cannot replay
-        await admin.execute(
-            "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
-            " VALUES ($1, $2, $3, $4::jsonb, false, now())",
-            tid, actor.hand.number, len(actor.hand.actions),
-            json.dumps({"do": "play", "seat": 0, "card": foreign}))
+        lock = await _lost_commit(admin, live, tid, foreign)
         await act(seat, play)
         answer = await seat.until("error", react=False)
         assert answer["error"] == "in_doubt"

@@ -91,7 +91,7 @@ class GroupWriter:
         """Return once the statements are committed. A LiveError (503) if they were not:
         `unavailable` when surely not, `WriteInDoubt` when the connection broke meanwhile."""
         if self._closed:
-            raise LiveError("shutting_down", "The server is shutting down; try again soon.", 503)
+            raise _shutting_down()
         job = _Job(statements)
         self._queue.put_nowait(job)
         try:
@@ -116,8 +116,7 @@ class GroupWriter:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         while not self._queue.empty():
             if (job := self._queue.get_nowait()) is not None:  # never sent: surely not written
-                _fail([job], LiveError("shutting_down", "The server is shutting down; nothing"
-                                       " changed.", 503))
+                _fail([job], _shutting_down())
 
     async def _run(self) -> None:
         committer = _Committer(self._connect, self._timeout)
@@ -169,6 +168,11 @@ class GroupWriter:
                 job.done.set_result(None)
 
 
+def _shutting_down() -> LiveError:
+    return LiveError("shutting_down", "The server is shutting down; nothing changed. Try again"
+                     " soon.", 503)
+
+
 def _fail(batch: list[_Job], exc: BaseException) -> None:
     for job in batch:
         if not job.done.done():
@@ -212,15 +216,17 @@ class _Committer:
                     else:
                         await conn.executemany(query, rows)
         except CONNECTION_ERRORS as exc:
-            # the connection broke with the batch on it: its fate is sealed once its backend
-            # is gone; the next batch takes the fresh connection that saw it go
-            watchdog.cancel()
-            conn.terminate()
-            self._conn = None
-            await self._fence()
-            raise _InDoubt(str(exc)) from exc
+            broke = exc
+        else:
+            return
         finally:
             watchdog.cancel()
+        # the connection broke with the batch on it: its fate is sealed once its backend is
+        # gone; the next batch takes the fresh connection that saw it go
+        conn.terminate()
+        self._conn = None
+        await self._fence()
+        raise _InDoubt(str(broke)) from broke
 
     async def _open(self) -> None:
         conn = await self._connect()
