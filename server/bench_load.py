@@ -677,16 +677,16 @@ def report(result: ScaleResult, options: Options) -> None:
 
 # --- the command line -----------------------------------------------------------------------------
 
-class _UsageError(Exception):
+class UsageError(Exception):
     pass
 
 
-class _Parser(argparse.ArgumentParser):
+class UsageParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise _UsageError(message)
+        raise UsageError(message)
 
 
-def _scales(text: str) -> tuple[int, ...]:
+def table_counts(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
@@ -696,7 +696,7 @@ def _scales(text: str) -> tuple[int, ...]:
     return values
 
 
-def _number(low: float, high: float) -> Callable[[str], float]:
+def number_between(low: float, high: float) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -709,27 +709,27 @@ def _number(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
-def _parser() -> _Parser:
-    parser = _Parser(prog="barajamos bench load",
+def _parser() -> UsageParser:
+    parser = UsageParser(prog="barajamos bench load",
                      description="Many bot tables against a real server process: throughput, "
                      "latency, automatic-action lateness, memory per player, lost actions.")
-    parser.add_argument("--tables", type=_scales, default=(100,),
+    parser.add_argument("--tables", type=table_counts, default=(100,),
                         help="table counts to measure in turn, e.g. 100,500,1000,2500")
     speed = parser.add_mutually_exclusive_group()
-    speed.add_argument("--rate", type=_number(0.01, 100), default=1.0,
+    speed.add_argument("--rate", type=number_between(0.01, 100), default=1.0,
                        help="actions per second per table (default 1)")
     speed.add_argument("--full-speed", action="store_true",
                        help="bots act as soon as they may: durable actions per second")
-    parser.add_argument("--seconds", type=_number(1, 3600), default=40.0,
+    parser.add_argument("--seconds", type=number_between(1, 3600), default=40.0,
                         help="measured window per scale (default 40: the first automatic "
                         "actions come 20 s into a match)")
-    parser.add_argument("--warmup", type=_number(0, 600), default=5.0,
+    parser.add_argument("--warmup", type=number_between(0, 600), default=5.0,
                         help="seconds of play before the window (default 5)")
     parser.add_argument("--variant", choices=[v.value for v in Variant], default="paulista")
     parser.add_argument("--seats", type=int, choices=[2, 4], default=4)
     parser.add_argument("--clients", type=int, default=0,
                         help="client processes (default: one per 2,500 players, at least 1)")
-    parser.add_argument("--absent-share", type=_number(0, 1), default=None,
+    parser.add_argument("--absent-share", type=number_between(0, 1), default=None,
                         help="share of tables with a sleeping seat (default 0.05 paced, 0 at "
                         "full speed)")
     parser.add_argument("--keep", type=Path, default=None,
@@ -744,11 +744,11 @@ def _parser() -> _Parser:
 def _options(argv: list[str]) -> Options:
     args = _parser().parse_args(argv)
     if args.clients < 0 or args.clients > 64:
-        raise _UsageError("--clients is 1..64 (0: automatic)")
+        raise UsageError("--clients is 1..64 (0: automatic)")
     if args.keep is not None and args.keep.exists():
-        raise _UsageError(f"--keep {args.keep}: the folder already exists")
+        raise UsageError(f"--keep {args.keep}: the folder already exists")
     if args.profile is not None and py_spy() is None:
-        raise _UsageError("--profile needs py-spy (pip install py-spy)")
+        raise UsageError("--profile needs py-spy (pip install py-spy)")
     rate = None if args.full_speed else args.rate
     share = args.absent_share if args.absent_share is not None else (
         0.0 if rate is None else 0.05)
@@ -761,7 +761,7 @@ def _options(argv: list[str]) -> Options:
 def main(argv: list[str]) -> int:
     try:
         options = _options(argv)
-    except _UsageError as exc:
+    except UsageError as exc:
         print(f"barajamos bench load: {exc} (see --help)", file=sys.stderr)
         return 2
     available = cores()
