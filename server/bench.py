@@ -1,5 +1,5 @@
-"""`barajamos bench engine|fairness|load|relay`: each benchmark lives in its own module, imported lazily
-so that `bench engine` needs nothing but the rules core."""
+"""`barajamos bench engine|fairness|load|relay`: each benchmark lives in its own module,
+imported lazily so that `bench engine` needs nothing but the rules core."""
 
 from __future__ import annotations
 

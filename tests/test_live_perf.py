@@ -16,7 +16,9 @@ from server.live.table import Chain
 from server.live.writer import Statement, group_statements
 from tests.conftest import AppFactory
 from tests.test_fairness_records import minimal_record
+from tests.test_live_fixes import act
 from tests.test_live_helpers import SeatClient, connect, create_table, players, start_live
+from tests.test_live_in_doubt import _at_anas_card
 from truco.fairness import seed_chain
 from verifier.signing import (
     sign_built_record,
@@ -142,3 +144,41 @@ def test_chain_rebuilds_every_seed_from_its_marks(length: int) -> None:
             assert chain.commitment_for(hand) == seeds[hand - 7]
     with pytest.raises(IndexError):
         chain.seed(length + 1)
+
+
+class _CountingTransport:
+    """A socket's transport that records each write (each is one system call in production)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self._inner.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+async def test_a_move_and_its_ack_leave_in_one_write(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    try:
+        tid, seat, play = await _at_anas_card(live, ana, vclock)
+        (conn,) = live.house.tables[tid].subscribers
+        counting = _CountingTransport(conn._transport)
+        conn._transport = counting
+        await act(seat, play)
+        ack = await seat.until("ack", react=False)
+        assert ack["id"] == seat.next_id
+        update = next(m for m in seat.received
+                      if m["type"] == "update" and m["seq"] == ack["seq"])
+        assert any(e["type"] == "card_played" for e in update["events"])
+        # the update (with ana's view) and the ack that follows it: one write, in that order
+        first = counting.writes[0]
+        assert first.index(b'"type":"update"') < first.index(b'"type":"ack"')
+        assert first.endswith(f'"seq":{ack["seq"]}}}'.encode())
+    finally:
+        await ana.close()

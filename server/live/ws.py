@@ -12,6 +12,7 @@ import contextlib
 import logging
 import struct
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
@@ -190,16 +191,23 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
         elif kind == "action":
             raw_hand = obj.get("hand")
             hand = None if raw_hand is None else _nonneg_int(raw_hand, "hand")
-            seq = await actor.call(lambda: actor.act(conn, obj.get("action"), arrival, hand))
-            conn.send_json({"type": "ack", "id": msg_id, "seq": seq})
+            await actor.call(lambda: _acked(
+                conn, msg_id, actor.act(conn, obj.get("action"), arrival, hand)))
         elif kind == "entropy":
-            seq = await actor.call(lambda: actor.entropy(conn, obj.get("hand"), obj.get("hex")))
-            conn.send_json({"type": "ack", "id": msg_id, "seq": seq})
+            await actor.call(lambda: _acked(
+                conn, msg_id, actor.entropy(conn, obj.get("hand"), obj.get("hex"))))
         else:
-            await actor.call(lambda: actor.signal(conn, obj.get("code")))
-            conn.send_json({"type": "ack", "id": msg_id, "seq": None})
+            await actor.call(lambda: _acked(conn, msg_id, actor.signal(conn, obj.get("code"))))
     except LiveError as exc:
         conn.error(msg_id, exc.code, exc.message)
+
+
+async def _acked(conn: Connection, msg_id: str | int | None,
+                 command: Awaitable[int | None]) -> None:
+    """Run a table command and acknowledge it from the table's own turn: the ack then leaves in
+    the same write as the events the command sent this socket (an update, then its ack)."""
+    seq = await command
+    conn.send_json({"type": "ack", "id": msg_id, "seq": seq})
 
 
 async def table_socket(request: web.Request) -> web.StreamResponse:
