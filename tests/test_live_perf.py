@@ -169,7 +169,7 @@ async def test_a_move_and_its_ack_leave_in_one_write(
         tid, seat, play = await _at_anas_card(live, ana, vclock)
         (conn,) = live.house.tables[tid].subscribers
         counting = _CountingTransport(conn._transport)
-        conn._transport = counting
+        conn._transport = counting  # type: ignore[assignment]
         await act(seat, play)
         ack = await seat.until("ack", react=False)
         assert ack["id"] == seat.next_id
