@@ -27,6 +27,10 @@ from tests.test_live_helpers import (
     verify_chain,
 )
 
+# a move or two into the first hand: its deal is event 8 (after the two seatings, the match's
+# start, the commitment and two entropy receipts)
+EARLY_SEQ = 10
+
 
 async def _migrated(url: str) -> None:
     conn = await asyncpg.connect(url)
@@ -56,7 +60,9 @@ async def test_the_house_rides_out_a_database_restart(
             clients = [await connect(p, tid, i) for i, p in enumerate(people)]
             status, _ = await ana.post(f"/api/tables/{tid}/start")
             assert status == 200
-            await asyncio.wait_for(asyncio.gather(*(c.play(stop_after_seq=20)
+            # early in the first hand: one hand may win the whole match (a bet raised to 12),
+            # and the move held back below needs a match still in play
+            await asyncio.wait_for(asyncio.gather(*(c.play(stop_after_seq=EARLY_SEQ)
                                                     for c in clients)), 30)
             # the seat to move holds its move while the database goes away
             for c in clients:
