@@ -56,6 +56,7 @@ def _paulista_strengths(vira: Card | None) -> Strengths:
     )
 
 
+@cache
 def _paulista_manilhas(vira: Card | None) -> tuple[Card, ...]:
     if vira is None:
         raise ValueError("Paulista needs a vira")
