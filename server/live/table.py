@@ -1280,7 +1280,7 @@ class TableActor:
         statements: list[tuple[str, tuple[Any, ...]]] = [(
             "UPDATE live_hands SET record = $3::jsonb, record_hash = $4, seed_sealed = NULL"
             " WHERE table_id = $1 AND hand = $2",
-            (self.id, hand.number, json.dumps(record), digest),
+            (self.id, hand.number, orjson.dumps(record).decode(), digest),
         )]
         status = self.status
         if state.outcome is not None:
