@@ -1,8 +1,9 @@
 """`GET /ws/tables/{id}`: one WebSocket per player (or spectator) and table (docs/PROTOCOL.md).
 
-The handler only checks and parses; every change goes through the table's actor. Each
-connection has a bounded send queue drained by its own task, so a slow client is disconnected
-instead of ever holding up the table, a token bucket against floods, and a message size limit.
+The handler only checks and parses; every change goes through the table's actor, which also
+sends the command's ack. Each connection has a bounded send buffer (a slow client is
+disconnected instead of ever holding up the table), a token bucket against floods, and a
+message size limit.
 """
 
 from __future__ import annotations
