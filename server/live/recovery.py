@@ -34,6 +34,10 @@ def _loads(value: Any) -> Any:
 TABLES = ("SELECT t.*, u.name AS owner_name FROM live_tables t"
           " LEFT JOIN users u ON u.id = t.owner_id")
 
+# what `_restore` raises for written rows that do not rebuild a table (a seed key that does not
+# open its seeds, a row that does not replay): that table is not served, the rows stay as written
+UNRESTORABLE = (ValueError, KeyError, RuntimeError, SealError)
+
 
 async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
     actors: list[TableActor] = []
@@ -42,10 +46,9 @@ async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
         for row in rows:
             try:
                 actors.append(await _restore(house, conn, row))
-            except (ValueError, KeyError, RuntimeError, SealError) as exc:
-                # one table that cannot be rebuilt (a seed key that does not open its seeds, a
-                # row that does not replay) must not keep the house closed: it stays as written
-                # for an operator to look at, and is not served
+            except UNRESTORABLE as exc:
+                # one table that cannot be rebuilt must not keep the house closed: it stays as
+                # written for an operator to look at, and is not served
                 log.error("table not restored", extra={"table": row["id"], "error": str(exc)})
     for actor in actors:
         actor.start()

@@ -44,7 +44,7 @@ from server.live.model import (
     decision_seconds,
     wire_json,
 )
-from server.live.seeds import SealedKind, SealError, seal
+from server.live.seeds import SealedKind, seal
 from server.live.writer import WRITE_ERRORS, WriteInDoubt
 from truco import (
     Action,
@@ -913,7 +913,7 @@ class TableActor:
         """After a write in doubt: take up what was written, exactly as a restart would
         (`server.live.recovery`), send every subscriber a snapshot of it, and go on from there
         with every clock in full. While the database cannot be read, commands wait."""
-        from server.live.recovery import reread
+        from server.live.recovery import UNRESTORABLE, reread
 
         self._cancel_timers()
         delay = 0.25
@@ -921,7 +921,7 @@ class TableActor:
             try:
                 written = await reread(self.house, self.id)
                 break
-            except (ValueError, KeyError, RuntimeError, SealError) as exc:
+            except UNRESTORABLE as exc:
                 # what was written does not rebuild: as after a restart, the table is not
                 # served any more (its sockets close) and stays as written for an operator
                 log.error("table not reloaded", extra={"table": self.id, "error": str(exc)})
