@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 # subcommand -> (module, function, one-line help); each function takes argv and returns an exit code
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
-    "scenario": ("server.scenario_cli", "main", "run rules scenario files (shared/SCENARIOS.md)"),
-    "bench": ("server.bench", "main", "benchmarks: engine, fairness, load"),
+    "scenario": ("server.scenario_cli", "main",
+                 "run rules scenario files (../shared/SCENARIOS.md)"),
+    "bench": ("server.bench", "main", "benchmarks: engine, fairness, load, relay"),
     "serve": ("server.serve", "main", "start the house (embedded PostgreSQL without DATABASE_URL)"),
     "migrate": ("server.serve", "migrate_main", "apply pending SQL migrations and exit"),
     "operator": ("server.serve", "operator_main", "give an account the operator role"),

@@ -46,7 +46,7 @@ class Metrics:
         )
         self.write_batch_size = Histogram(
             "barajamos_write_batch_size",
-            "Rows per group commit",
+            "Jobs (table writes) per group commit",
             buckets=BATCH_BUCKETS,
             registry=r,
         )

@@ -1,4 +1,4 @@
-"""`barajamos scenario [--check] FILE...`: run rules scenario files (shared/SCENARIOS.md).
+"""`barajamos scenario [--check] FILE...`: run rules scenario files (../shared/SCENARIOS.md).
 
 One JSON line per scenario on stdout, in file order. Exit 0 when everything ran, 1 when `--check`
 found a difference (printed on stderr), 2 when a file is not a valid scenario file (one line on

@@ -242,8 +242,8 @@ def _blocks_from(keyed: hmac.HMAC, first: int) -> Iterator[int]:
         yield from _block(keyed, counter)
 
 
-# A shuffle reads 39 accepted bytes plus the rejected ones (2.5 on average): two blocks, except
-# when more than 25 of its bytes are rejected. A first-dealer draw reads one byte.
+# A shuffle reads 39 accepted bytes plus the rejected ones (about 1.5 on average): two blocks,
+# except when more than 25 of its bytes are rejected. A first-dealer draw reads one byte.
 _SHUFFLE_BLOCKS: Final = 2
 _DRAW_BLOCKS: Final = 1
 

@@ -75,8 +75,8 @@ class LiveSettings:
     rate_burst: float = 40.0
     # a client still flooding after this many refused messages is disconnected
     flood_close_after: int = 100
-    # events a reconnecting client may be sent again instead of a snapshot (twice this many are
-    # kept per table)
+    # bounds the events a reconnecting client may be sent again instead of a snapshot: half this
+    # many are kept per table
     send_queue: int = 256
     # a client with this much sent to it and not yet read is too slow: it is disconnected
     send_buffer_bytes: int = 512 * 1024
