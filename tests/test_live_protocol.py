@@ -379,6 +379,31 @@ async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callab
         await ana.close()
 
 
+async def test_binary_frames_count_against_the_rate_limit(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock, rate_per_second=0.001,
+                            rate_burst=5.0, flood_close_after=10)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        ws = await ana.ws(table["id"])
+        for _ in range(8):
+            await ws.send_bytes(b"\x00\x01")
+        answers = [json.loads((await ws.receive()).data) for _ in range(8)]
+        assert [a["error"] for a in answers] == ["bad_message"] * 5 + ["rate_limited"] * 3
+        await ws.send_str(json.dumps({"type": "ping", "id": 1}))  # the bucket is empty
+        assert json.loads((await ws.receive()).data)["error"] == "rate_limited"
+        for _ in range(20):  # an unbroken flood of binary frames closes the socket too
+            await ws.send_bytes(b"\x00")
+        while True:
+            msg = await ws.receive()
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING):
+                break
+        assert ws.close_code == WSCloseCode.POLICY_VIOLATION
+    finally:
+        await ana.close()
+
+
 class _Socket:
     """The WebSocketResponse side a Connection uses: closing it."""
 

@@ -41,7 +41,7 @@ async def test_jobs_commit_together_and_a_bad_one_fails_alone(database_url: str)
             return_exceptions=True,
         )
         assert [type(r).__name__ for r in results] == ["NoneType"] * 10 + [
-            "LiveError", "NoneType"]
+            "WriteRefused", "NoneType"]
         assert isinstance(results[10], LiveError) and results[10].code == "unavailable"
         assert metrics.registry.get_sample_value(
             "barajamos_write_failures_total", {"outcome": "refused"}) == 1

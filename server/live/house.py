@@ -117,7 +117,11 @@ class House:
             # service as it starts
             for seat in list(actor.seats):
                 if seat.user_id is not None:
-                    await actor.call(partial(actor.leave, seat.user_id))
+                    try:
+                        await actor.call(partial(actor.leave, seat.user_id))
+                    except LiveError as exc:  # a database blip must not keep the house shut
+                        log.error("unplayed table not closed",
+                                  extra={"table": actor.id, "error": exc.code})
         log.info("house started", extra={"run": self.run_id, "tables": len(self.tables)})
 
     async def close_sockets(self) -> None:

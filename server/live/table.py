@@ -15,6 +15,7 @@ decision; then write the signed, chained hand record that reveals the seed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import random
@@ -22,10 +23,10 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import orjson
 from aiohttp import WSCloseCode
@@ -45,7 +46,7 @@ from server.live.model import (
     wire_json,
 )
 from server.live.seeds import SealedKind, seal
-from server.live.writer import WRITE_ERRORS, WriteInDoubt
+from server.live.writer import WRITE_ERRORS, WRITE_FAILURES, PartlySaved, WriteRefused
 from truco import (
     Action,
     ActionKind,
@@ -291,6 +292,52 @@ _WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", 
             "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events")
 
 
+@dataclass(slots=True)
+class _Contribution:
+    """An `entropy` message waiting for the actor; `done` ends its socket handler's wait."""
+
+    conn: Connection
+    msg_id: str | int | None
+    number: object
+    hex_text: object
+    done: asyncio.Future[None]
+
+
+Item = TypeVar("Item")
+
+
+class _Mailbox(Generic[Item]):
+    """The actor's queue: put without waiting, get in order, and a look at the next item (so
+    that contributions queued one after another are taken together)."""
+
+    def __init__(self) -> None:
+        self._items: deque[Item] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: Item) -> None:
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def get(self) -> Item:
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._items.popleft()
+
+    def next_is(self, kind: type) -> bool:
+        return bool(self._items) and isinstance(self._items[0], kind)
+
+    def get_nowait(self) -> Item:
+        return self._items.popleft()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class TableActor:
     def __init__(
         self,
@@ -339,9 +386,13 @@ class TableActor:
         self._last_events: tuple[Event, ...] = ()
         self._dealt: DealtHand | None = None  # the hand in play (or last played), for replays
         self._tokens = 0
-        self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Any] | None] | None] = (
-            asyncio.Queue()
-        )
+        self._entropy_token = 0  # the entropy window open now (`_open_entropy`)
+        self._commits = 0  # writes saved so far (`_write`)
+        # set by a command that changes its memory before writing: if the write then fails,
+        # the table re-reads what was written (`_run`)
+        self._ahead = False
+        self._queue: _Mailbox[tuple[Command, asyncio.Future[Any] | None] | _Contribution | None]
+        self._queue = _Mailbox()
         self._task: asyncio.Task[None] | None = None
 
     # ----------------------------------------------------------------------------- the actor
@@ -356,7 +407,7 @@ class TableActor:
         self.empty_timers.clear()
         task, self._task = self._task, None
         if task is not None:
-            self._queue.put_nowait(None)
+            self._queue.put(None)
             await task
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
@@ -364,43 +415,76 @@ class TableActor:
         if self._task is None:
             raise LiveError("table_closed", "This table is not running.", 409)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((command, future))
+        self._queue.put((command, future))
         return await future
 
     def post(self, command: Command) -> None:
         """Queue `command` without waiting (timers, bots)."""
         if self._task is not None:
-            self._queue.put_nowait((command, None))
+            self._queue.put((command, None))
+
+    async def contribute(self, conn: Connection, msg_id: str | int | None, number: object,
+                         hex_text: object) -> None:
+        """An `entropy` message: return once it is acknowledged (or raise its refusal)."""
+        if self._task is None:
+            raise LiveError("table_closed", "This table is not running.", 409)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put(_Contribution(conn, msg_id, number, hex_text, done))
+        await done
 
     async def _run(self) -> None:
         while (item := await self._queue.get()) is not None:
-            command, future = item
+            if isinstance(item, _Contribution):
+                batch = [item]
+                while self._queue.next_is(_Contribution):
+                    batch.append(cast(_Contribution, self._queue.get_nowait()))
+                command: Command = functools.partial(self._contribute, batch)
+                futures = [c.done for c in batch]
+            else:
+                command, future = item
+                futures = [] if future is None else [future]
+            commits, self._ahead = self._commits, False
             try:
                 result = await command()
             except Exception as exc:
-                if future is None:
+                if isinstance(exc, WriteRefused) and self._commits != commits:
+                    exc = PartlySaved()  # "nothing changed" would not be true
+                if not futures:
                     if isinstance(exc, LiveError):
                         log.warning("table command refused",
                                     extra={"table": self.id, "error": exc.code})
                     else:
                         log.exception("table command failed", extra={"table": self.id})
-                elif not future.done():
-                    future.set_exception(exc)
-                if isinstance(exc, WriteInDoubt):
-                    # what this actor holds may no longer be what was written: the caller has
-                    # heard so; re-read it before any other command runs
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(exc)
+                if isinstance(exc, WRITE_FAILURES) and (
+                        self._ahead or not isinstance(exc, WriteRefused)):
+                    # what this actor holds may no longer be what was written (the write was in
+                    # doubt, or the command had saved part of its change, or had changed its
+                    # memory ahead of the write that failed): the caller has heard so; re-read
+                    # what was written before any other command runs
                     try:
                         await self._reload()
                     except Exception:
                         log.exception("table reload failed", extra={"table": self.id})
             else:
-                if future is not None and not future.done():
-                    future.set_result(result)
+                for future in futures:
+                    if not future.done():
+                        future.set_result(result)
         # stopped: whatever is still queued will not run; its callers get a clear refusal
-        while not self._queue.empty():
+        while self._queue:
             rest = self._queue.get_nowait()
-            if rest is not None and rest[1] is not None and not rest[1].done():
-                rest[1].set_exception(LiveError("table_closed", "This table is closed.", 409))
+            waiter = (None if rest is None else rest.done if isinstance(rest, _Contribution)
+                      else rest[1])
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(LiveError("table_closed", "This table is closed.", 409))
+
+    async def _write(self, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+        """Every write of the table's commands goes through here: `_run` then knows whether a
+        command that failed had saved part of its change."""
+        await self.house.writer.write(statements)
+        self._commits += 1
 
     def _token(self) -> int:
         self._tokens += 1
@@ -543,7 +627,7 @@ class TableActor:
         timer = self.empty_timers.pop(seat, None)
         if timer is not None:
             timer.cancel()
-        await self._seat_event(seat, SeatEventKind.CONNECTED, {})
+        await self._connection_event(seat, SeatEventKind.CONNECTED)
         self._emit_table()
 
     async def close_connection(self, conn: Connection) -> None:
@@ -552,7 +636,7 @@ class TableActor:
         seat = self._audience(conn)
         if seat is None or self.connected(seat):
             return
-        await self._seat_event(seat, SeatEventKind.DISCONNECTED, {})
+        await self._connection_event(seat, SeatEventKind.DISCONNECTED)
         self._watch_empty(seat)
         if self.status is not TableStatus.CLOSED:
             self._emit_table()
@@ -588,15 +672,27 @@ class TableActor:
             conn.send_json(self.snapshot(conn))
         self.subscribers.add(conn)
 
-    async def _seat_event(self, seat: int, kind: SeatEventKind, detail: dict[str, Any]) -> None:
+    async def _seat_event(self, seat: int, kind: SeatEventKind, detail: dict[str, Any],
+                          when: float | None = None) -> None:
         """Keep clock and connection evidence of a human seat while a match is on."""
         if self.status is not TableStatus.PLAYING or not self.seats[seat].human:
             return
-        await self.house.writer.write([(
+        await self._write([(
             "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
             " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
-            (self.id, self.match_number, seat, kind.value, at(self.now), json.dumps(detail)),
+            (self.id, self.match_number, seat, kind.value,
+             at(self.now if when is None else when), json.dumps(detail)),
         )])
+
+    async def _connection_event(self, seat: int, kind: SeatEventKind) -> None:
+        """A socket came or went: evidence kept when the database takes it, but a socket is
+        never refused, nor an empty seat left unwatched, for want of it."""
+        try:
+            await self._seat_event(seat, kind, {})
+        except LiveError as exc:
+            log.warning("connection event not saved",
+                        extra={"table": self.id, "seat": seat, "kind": kind.value,
+                               "error": exc.code})
 
     def _watch_empty(self, seat: int) -> None:
         """A private or training match is cancelled when a human seat stays empty too long."""
@@ -666,7 +762,7 @@ class TableActor:
             if not self.seats[index].free:
                 raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
         holder = Seat(user_id=user_id, name=name)
-        await self.house.writer.write([self._seat_statement(index, holder)])
+        await self._write([self._seat_statement(index, holder)])
         self.seats[index] = holder
         self._log("joined", seat=index, user=name)
         self._emit_table()
@@ -679,7 +775,7 @@ class TableActor:
             return
         if not self.seats[index].free:
             raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
-        await self.house.writer.write([self._seat_statement(current, Seat()),
+        await self._write([self._seat_statement(current, Seat()),
                                        self._seat_statement(index, self.seats[current])])
         self.seats[index], self.seats[current] = self.seats[current], Seat()
         self._emit_table()
@@ -696,7 +792,7 @@ class TableActor:
         """Seat `seats` (nobody asking for a rematch any more) and deal the first hand."""
         seats = [Seat(s.user_id, s.name, s.bot, rematch=False) for s in seats]
         number = self.match_number + 1
-        await self.house.writer.write([
+        await self._write([
             *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
             ("UPDATE live_tables SET status = $2, closed_at = NULL WHERE id = $1",
              (self.id, TableStatus.PLAYING.value)),
@@ -736,7 +832,7 @@ class TableActor:
         if all(s.rematch or s.bot for s in seats):
             await self._new_match(seats)
         else:
-            await self.house.writer.write([self._seat_statement(seat, asking)])
+            await self._write([self._seat_statement(seat, asking)])
             self.seats = seats
             self._emit_table()
 
@@ -755,7 +851,7 @@ class TableActor:
             # back to seating: the bots leave and nobody is waiting for a rematch any more
             seats = [Seat() if s.bot else Seat(s.user_id, s.name) for s in seats]
         closed = at(self.now) if status is TableStatus.CLOSED else None
-        await self.house.writer.write([
+        await self._write([
             *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
             ("UPDATE live_tables SET status = $2, closed_at = $3 WHERE id = $1",
              (self.id, status.value, closed)),
@@ -807,7 +903,7 @@ class TableActor:
              seal(self.house.config.seed_key, SealedKind.SEED, self.id, number, seed),
              list(self.score)),
         ))
-        await self.house.writer.write(statements)
+        await self._write(statements)
         self.chain, self.hand = chain, hand
         self._open_entropy()
 
@@ -816,10 +912,11 @@ class TableActor:
         hand = self.hand
         assert hand is not None
         hand.entropy_deadline = self.now + self.house.config.entropy_window
-        number = hand.number
+        number, token = hand.number, self._token()
+        self._entropy_token = token
         self.entropy_timer = self.house.clock.call_at(
             hand.entropy_deadline,
-            lambda: self.post(lambda: self._on_entropy_deadline(number)),
+            lambda: self.post(lambda: self._on_entropy_deadline(number, token)),
         )
         payload = {
             "type": "commitment",
@@ -832,59 +929,99 @@ class TableActor:
         self._emit(payload)
         self._log("hand_committed", hand=number)
         if not self._human_seats():
-            self.post(lambda: self._on_entropy_deadline(number))
+            self.post(lambda: self._on_entropy_deadline(number, token))
 
-    async def _on_entropy_deadline(self, number: int) -> None:
+    async def _on_entropy_deadline(self, number: int, token: int) -> None:
+        """Deal with the entropy received so far. `token` names the window: one that a reload
+        replaced (its command already queued) deals nothing. A deal the database does not take
+        reloads the table (`_run`), which opens a new window."""
         hand = self.hand
-        if hand is not None and hand.number == number and hand.phase is HandPhase.ENTROPY:
-            await self._deal()
+        if (hand is None or hand.number != number or hand.phase is not HandPhase.ENTROPY
+                or token != self._entropy_token):
+            return
+        dealer, dealer_by = self._dealer(hand, hand.contributions)
+        await self._write([self._deal_statement(hand, dealer, dealer_by)])
+        self._dealt_now(hand, dealer, dealer_by)
 
-    async def entropy(self, conn: Connection, number: object, hex_text: object) -> int:
-        seat = self._audience(conn)
+    def _check_entropy(self, item: _Contribution, taken: Mapping[int, bytes]) -> tuple[int, bytes]:
+        """The seat and bytes of a contribution, or its refusal; `taken`: the seats that sent
+        theirs already (written, or accepted earlier in the same batch)."""
+        seat = self._audience(item.conn)
         if seat is None:
             raise LiveError("not_seated", "Spectators send no entropy.", 403)
-        hand = self.hand
+        hand, number, hex_text = self.hand, item.number, item.hex_text
         if (hand is None or hand.phase is not HandPhase.ENTROPY or isinstance(number, bool)
                 or number != hand.number):
             raise LiveError("entropy_closed", "Not collecting entropy for that hand now.")
-        if seat in hand.contributions:
+        if seat in taken:
             raise LiveError("entropy_duplicate", "You already sent entropy for this hand.")
         if (not isinstance(hex_text, str) or len(hex_text) > 2 * MAX_CONTRIBUTION_BYTES
                 or not _HEX.match(hex_text)):
             raise LiveError("bad_entropy", "Entropy is 1..256 bytes as lowercase hex.")
-        data = bytes.fromhex(hex_text)
-        await self.house.writer.write([(
-            "INSERT INTO live_contributions (table_id, hand, seat, data) VALUES ($1, $2, $3, $4)",
-            (self.id, hand.number, seat, data),
-        )])
-        hand.contributions[seat] = data
-        # a small public event: who sent entropy (the bytes are revealed only in the record)
-        seq = self._emit({"type": "entropy", "hand": hand.number, "seat": seat})
-        if all(s in hand.contributions for s in self._human_seats()):
-            await self._deal()
-        return seq
+        return seat, bytes.fromhex(hex_text)
 
-    def _contributions(self, hand: HandRun) -> tuple[bytes | None, ...]:
-        # a seat that sent nothing is absent (None): the server never fills one in
-        return tuple(hand.contributions.get(s) for s in range(self.config.seats))
-
-    async def _deal(self, *, announce: bool = True) -> None:
+    async def _contribute(self, batch: list[_Contribution]) -> None:
+        """Entropy messages queued together, taken together. Each is checked on its own (a
+        refused one gets its error and changes nothing); the accepted ones are written at once,
+        with the deal when they complete the hand's entropy. Then, in this one turn, their
+        receipts, the deal and their acks: one socket write per seat for all of it, where a
+        contribution at a time took a commit and a write per seat each."""
         hand = self.hand
-        assert hand is not None and hand.phase is HandPhase.ENTROPY
+        sent = dict(hand.contributions) if hand is not None else {}
+        accepted: list[tuple[_Contribution, int]] = []
+        for item in batch:
+            try:
+                seat, data = self._check_entropy(item, sent)
+            except LiveError as exc:
+                item.done.set_exception(exc)
+                continue
+            sent[seat] = data
+            accepted.append((item, seat))
+        if not accepted:
+            return
+        assert hand is not None
+        statements = [(
+            "INSERT INTO live_contributions (table_id, hand, seat, data) VALUES ($1, $2, $3, $4)",
+            (self.id, hand.number, seat, sent[seat]),
+        ) for _, seat in accepted]
+        complete = all(s in sent for s in self._human_seats())
+        if complete:
+            dealer, dealer_by = self._dealer(hand, sent)
+            statements.append(self._deal_statement(hand, dealer, dealer_by))
+        await self._write(statements)
+        seqs = []
+        for _, seat in accepted:
+            hand.contributions[seat] = sent[seat]
+            # a small public event: who sent entropy (the bytes are revealed only in the record)
+            seqs.append(self._emit({"type": "entropy", "hand": hand.number, "seat": seat}))
+        if complete:
+            self._dealt_now(hand, dealer, dealer_by)
+        for (item, _), seq in zip(accepted, seqs, strict=True):
+            item.conn.ack(item.msg_id, seq)
+            item.done.set_result(None)
+
+    def _contributions(self, sent: Mapping[int, bytes]) -> tuple[bytes | None, ...]:
+        # a seat that sent nothing is absent (None): the server never fills one in
+        return tuple(sent.get(s) for s in range(self.config.seats))
+
+    def _dealer(self, hand: HandRun, sent: Mapping[int, bytes]) -> tuple[int, DealerChoice]:
+        if self.next_dealer is None:
+            return draw_first_dealer(hand.seed, self.id, self._contributions(sent),
+                                     self.config.seats), DealerChoice.DRAW
+        return self.next_dealer, DealerChoice.ROTATION
+
+    def _deal_statement(self, hand: HandRun, dealer: int,
+                        dealer_by: DealerChoice) -> tuple[str, tuple[Any, ...]]:
+        return ("UPDATE live_hands SET dealt = true, dealer = $3, dealer_by = $4"
+                " WHERE table_id = $1 AND hand = $2",
+                (self.id, hand.number, dealer, dealer_by.value))
+
+    def _dealt_now(self, hand: HandRun, dealer: int, dealer_by: DealerChoice, *,
+                   announce: bool = True) -> None:
+        """The deal is written: play it (and, unless the match is ending, show it)."""
         if self.entropy_timer is not None:
             self.entropy_timer.cancel()
             self.entropy_timer = None
-        contributions = self._contributions(hand)
-        if self.next_dealer is None:
-            dealer = draw_first_dealer(hand.seed, self.id, contributions, self.config.seats)
-            dealer_by = DealerChoice.DRAW
-        else:
-            dealer, dealer_by = self.next_dealer, DealerChoice.ROTATION
-        await self.house.writer.write([(
-            "UPDATE live_hands SET dealt = true, dealer = $3, dealer_by = $4"
-            " WHERE table_id = $1 AND hand = $2",
-            (self.id, hand.number, dealer, dealer_by.value),
-        )])
         self.start_dealt(hand, dealer, dealer_by)
         if announce:
             self._reschedule()
@@ -894,7 +1031,8 @@ class TableActor:
 
     def start_dealt(self, hand: HandRun, dealer: int, dealer_by: DealerChoice) -> None:
         """Derive the deck and deal: the same computation as the verifier's."""
-        deck = derive_deck(hand.seed, self.id, hand.number, self._contributions(hand))
+        deck = derive_deck(hand.seed, self.id, hand.number,
+                           self._contributions(hand.contributions))
         deal = deal_cards(deck, self.config.variant, self.config.seats, dealer)
         before = new_match(self.config, first_dealer=dealer, score=hand.score_before)
         self.state, self._last_events = start_hand(before, deal)
@@ -942,6 +1080,7 @@ class TableActor:
         for name in _WRITTEN:
             setattr(self, name, getattr(written, name))
         self._forfeit = None
+        self.absent.clear()  # as after a restart: absence is not written, every clock in full
         self.seq += 1  # events before this point are not replayed: a catch-up gets a snapshot
         self.history.clear()
         self.house.metrics.table_reloads.inc()
@@ -954,6 +1093,8 @@ class TableActor:
             await self._go_on()
         elif was_playing:
             self.house.metrics.live_tables.dec()
+        if self.status is TableStatus.CLOSED:
+            self.house.forget(self)  # as a restart would not serve it
 
     async def _go_on(self) -> None:
         """Start the clock of what the table stands at (a restart's or a reload's)."""
@@ -1040,7 +1181,7 @@ class TableActor:
                 " VALUES ($1, $2, $3, $4, $5, '{}'::jsonb)",
                 (self.id, self.match_number, seat, SeatEventKind.ACTED.value, at(self.now)),
             ))
-        await self.house.writer.write(statements)
+        await self._write(statements)
         self.state = new_state
         hand.actions.append(action)
         metrics.actions.labels(self.config.variant.value, action.kind.value).inc()
@@ -1150,6 +1291,8 @@ class TableActor:
             await self._apply(action_from_json(choice), automatic=False,
                               arrival=time.perf_counter())
         except LiveError as exc:  # the policy only returns legal actions; keep the clock on
+            if isinstance(exc, WRITE_FAILURES):
+                raise  # not a refusal: the table re-reads what was written (`_run`)
             log.warning("bot action refused", extra={"table": self.id, "error": exc.code})
 
     async def _on_deadline(self, token: int) -> None:
@@ -1170,7 +1313,7 @@ class TableActor:
             raise
 
     async def _act_on_deadline(self, deadline: Deadline) -> None:
-        seat = deadline.seat
+        seat, now = deadline.seat, self.now
         metrics = self.house.metrics
         timeout = Action(seat, ActionKind.TIMEOUT)
         if deadline.team_vote or not self.seats[seat].human:
@@ -1178,8 +1321,11 @@ class TableActor:
             metrics.automatic_actions.inc()
             await self._apply(timeout, automatic=True, arrival=time.perf_counter())
             return
+        # one time for the event and the streak it may start: the evidence of an abandonment
+        # is read from the streak's start on, this event included
         await self._seat_event(seat, SeatEventKind.DEADLINE,
-                               {"decision": deadline.kind.value, "deadline_ms": ms(deadline.at)})
+                               {"decision": deadline.kind.value, "deadline_ms": ms(deadline.at)},
+                               when=now)
         streak = self.streaks.setdefault(seat, Streak())
         if streak.count + 1 >= abandon_limit(self.kind):
             overlap = streak.started_at is not None and \
@@ -1190,10 +1336,11 @@ class TableActor:
             streak = self.streaks.setdefault(seat, Streak())
         metrics.automatic_actions.inc()
         before = len(self.absent)
+        self._ahead = True  # a failed write below re-reads the streak and absence (`_run`)
         self.absent.add(seat)
         streak.count += 1
         if streak.started_at is None:
-            streak.started_at = self.now
+            streak.started_at = now
         evidence = (
             "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
             " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
@@ -1201,12 +1348,7 @@ class TableActor:
              json.dumps({"streak": streak.count, "hand": self.hand.number if self.hand else None,
                          "late_ms": ms(self.now - deadline.at)})),
         )
-        try:
-            await self._apply(timeout, automatic=True, arrival=time.perf_counter(),
-                              extra=[evidence])
-        except LiveError:
-            streak.count -= 1
-            raise
+        await self._apply(timeout, automatic=True, arrival=time.perf_counter(), extra=[evidence])
         if len(self.absent) > before and self.status is TableStatus.PLAYING:
             self._emit({"type": "absent", "seat": seat, "absent": True})
 
@@ -1215,45 +1357,64 @@ class TableActor:
     async def _abandon(self, seat: int, trigger: AbandonTrigger, *, restart_overlap: bool) -> None:
         """Keep the evidence; forfeit the match unless a server restart overlapped the streak."""
         holder = self.seats[seat]
-        streak = self.streaks.pop(seat, Streak())
+        streak = self.streaks.get(seat, Streak())
         since = streak.started_at if streak.started_at is not None else self.now
-        evidence = await self.house.evidence(self.id, self.match_number, seat, since)
+        try:
+            evidence = await self.house.evidence(self.id, self.match_number, seat, since)
+        except WRITE_ERRORS as exc:  # the database is away: nothing is decided without it
+            raise WriteRefused() from exc
         consequence = (AbandonConsequence.NONE_RESTART if restart_overlap
                        else AbandonConsequence.FORFEIT)
         team = seat % 2
-        await self.house.writer.write([(
+        record = (
             "INSERT INTO abandonments (table_id, match_number, seat, user_id, team, variant,"
             " kind, trigger, consequence, restart_overlap, evidence, created_at)"
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12)",
             (self.id, self.match_number, seat, holder.user_id, team,
              self.config.variant.value, self.kind.value, trigger.value, consequence.value,
              restart_overlap, json.dumps(evidence), at(self.now)),
-        )])
+        )
         self._log("abandonment", seat=seat, trigger=trigger.value,
                   consequence=consequence.value, restart_overlap=restart_overlap)
-        if consequence is AbandonConsequence.FORFEIT:
-            self.house.metrics.abandonments.inc()
+        if consequence is AbandonConsequence.FORFEIT and self.hand is not None:
+            # the abandonment is written with the end of the match it causes, in one commit
             self._forfeit = (seat, evidence)
-            await self._end_match_early(team, Termination.ABANDONMENT)
+            await self._end_match_early(team, Termination.ABANDONMENT, [record])
+            self.house.metrics.abandonments.inc()
+        else:
+            await self._write([record])
+        self.streaks.pop(seat, None)
 
-    async def _end_match_early(self, team: int, termination: Termination) -> None:
-        """Abandonment or cancellation: the hand in play (dealt now if need be) ends the match."""
+    async def _end_match_early(self, team: int, termination: Termination,
+                               extra: Sequence[tuple[str, tuple[Any, ...]]] = ()) -> None:
+        """Abandonment or cancellation: the hand in play (dealt now if need be) ends the match.
+
+        Everything is written in one commit with the hand's record (`extra`: the abandonment
+        that causes it): a crash leaves all of it or none. The memory moves first; if that
+        commit fails, the table re-reads what was written (`_run`)."""
         hand = self.hand
         if hand is None:
             return
         self._cancel_timers()
+        self._ahead = True
+        statements = []
         if hand.phase is HandPhase.ENTROPY:
             # the commitment is public: the hand is dealt and recorded, so the chain stays whole
-            await self._deal(announce=False)
+            dealer, dealer_by = self._dealer(hand, hand.contributions)
+            statements.append(self._deal_statement(hand, dealer, dealer_by))
+            self._dealt_now(hand, dealer, dealer_by, announce=False)
+        statements += extra
         assert self.state is not None
         self.state = forfeit(self.state, team, termination)
         if termination is Termination.ABANDONMENT:
-            await self._finish_hand(RecordEnd.ABANDONMENT, team)
+            await self._finish_hand(RecordEnd.ABANDONMENT, team, statements)
         else:
-            await self._finish_hand(RecordEnd.CANCELLED, None)
+            await self._finish_hand(RecordEnd.CANCELLED, None, statements)
 
-    async def _finish_hand(self, end: RecordEnd, forfeit_team: int | None) -> None:
-        """Sign and chain the hand's record (revealing its seed); then the next hand or the end."""
+    async def _finish_hand(self, end: RecordEnd, forfeit_team: int | None,
+                           before: Sequence[tuple[str, tuple[Any, ...]]] = ()) -> None:
+        """Sign and chain the hand's record (revealing its seed); then the next hand or the end.
+        `before`: statements written first, in the same commit."""
         hand, state = self.hand, self.state
         assert hand is not None and state is not None
         assert hand.dealer is not None and hand.dealer_by is not None
@@ -1266,7 +1427,7 @@ class TableActor:
             dealer=hand.dealer,
             dealer_by=hand.dealer_by,
             score_before=hand.score_before,
-            contributions=self._contributions(hand),
+            contributions=self._contributions(hand.contributions),
             seed=hand.seed,
             actions=hand.actions,
             end=end,
@@ -1277,7 +1438,7 @@ class TableActor:
         ), self.house.signing_key)
         digest = record_hash(record, checked=False)
         over = state.outcome is not None
-        statements: list[tuple[str, tuple[Any, ...]]] = [(
+        statements: list[tuple[str, tuple[Any, ...]]] = [*before, (
             "UPDATE live_hands SET record = $3::jsonb, record_hash = $4, seed_sealed = NULL"
             " WHERE table_id = $1 AND hand = $2",
             (self.id, hand.number, orjson.dumps(record).decode(), digest),
@@ -1295,7 +1456,7 @@ class TableActor:
                 ("UPDATE live_tables SET status = $2, closed_at = $3 WHERE id = $1",
                  (self.id, status.value, at(self.now) if cancelled else None)),
             ]
-        await self.house.writer.write(statements)
+        await self._write(statements)
         self.status = status
         self.prev_hash = digest
         self.last_hand = hand.number

@@ -54,6 +54,27 @@ class WriteInDoubt(LiveError):
                          503)
 
 
+class WriteRefused(LiveError):
+    """The database refused the write, or could not be reached: nothing of it was written."""
+
+    def __init__(self) -> None:
+        super().__init__("unavailable", "That could not be saved; nothing changed. Try again.",
+                         503)
+
+
+class PartlySaved(LiveError):
+    """A change of several writes stopped after some of them were saved (`TableActor`)."""
+
+    def __init__(self) -> None:
+        super().__init__("in_doubt", "The database refused part of this after the rest was"
+                         " saved; the table is reloading what was saved. Check it, then go on.",
+                         503)
+
+
+# the write failures after which a table re-reads what was written (`TableActor._run`)
+WRITE_FAILURES = (WriteInDoubt, WriteRefused, PartlySaved)
+
+
 class _InDoubt(Exception):
     """A committer's internal signal: the batch's fate is unknown."""
 
@@ -89,7 +110,7 @@ class GroupWriter:
 
     async def write(self, statements: Sequence[Statement]) -> None:
         """Return once the statements are committed. A LiveError (503) if they were not:
-        `unavailable` when surely not, `WriteInDoubt` when the connection broke meanwhile."""
+        `WriteRefused` when surely not, `WriteInDoubt` when the connection broke meanwhile."""
         if self._closed:
             raise _shutting_down()
         job = _Job(statements)
@@ -99,8 +120,7 @@ class GroupWriter:
         except _InDoubt:
             raise WriteInDoubt() from None
         except WRITE_ERRORS as exc:
-            raise LiveError("unavailable", "That could not be saved; nothing changed. Try"
-                            " again.", 503) from exc
+            raise WriteRefused() from exc
 
     async def close(self) -> None:
         """Flush what is pending, then stop."""

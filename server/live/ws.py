@@ -89,6 +89,9 @@ class Connection:
     def send_json(self, message: dict[str, Any]) -> None:
         self.send(orjson.dumps(message))  # not kept: `send` frames a copy of it
 
+    def ack(self, msg_id: str | int | None, seq: int | None) -> None:
+        self.send_json({"type": "ack", "id": msg_id, "seq": seq})
+
     def error(self, msg_id: object, code: str, message: str) -> None:
         self.send_json({"type": "error", "id": msg_id, "error": code, "message": message})
 
@@ -194,9 +197,8 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
             hand = None if raw_hand is None else _nonneg_int(raw_hand, "hand")
             await actor.call(lambda: _acked(
                 conn, msg_id, actor.act(conn, obj.get("action"), arrival, hand)))
-        elif kind == "entropy":
-            await actor.call(lambda: _acked(
-                conn, msg_id, actor.entropy(conn, obj.get("hand"), obj.get("hex"))))
+        elif kind == "entropy":  # acknowledged by the table (with the others queued with it)
+            await actor.contribute(conn, msg_id, obj.get("hand"), obj.get("hex"))
         else:
             await actor.call(lambda: _acked(conn, msg_id, actor.signal(conn, obj.get("code"))))
     except LiveError as exc:
@@ -207,8 +209,7 @@ async def _acked(conn: Connection, msg_id: str | int | None,
                  command: Awaitable[int | None]) -> None:
     """Run a table command and acknowledge it from the table's own turn: the ack then leaves in
     the same write as the events the command sent this socket (an update, then its ack)."""
-    seq = await command
-    conn.send_json({"type": "ack", "id": msg_id, "seq": seq})
+    conn.ack(msg_id, await command)
 
 
 async def table_socket(request: web.Request) -> web.StreamResponse:
@@ -243,18 +244,22 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     try:
         await actor.call(lambda: actor.open_connection(conn))
         async for msg in ws:
+            if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
+                continue
+            # every data frame counts against the rate limit, whatever it holds
+            if not conn.allow():
+                conn.refused += 1
+                if conn.refused > settings.flood_close_after:
+                    await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"flooding")
+                    break
+                text = msg.data if msg.type is WSMsgType.TEXT else ""
+                conn.error(_refused_id(text, settings), "rate_limited",
+                           "Too many messages; slow down.")
+                continue
+            conn.refused = 0  # only an unbroken flood gets a client closed
             if msg.type is WSMsgType.TEXT:
-                if not conn.allow():
-                    conn.refused += 1
-                    if conn.refused > settings.flood_close_after:
-                        await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"flooding")
-                        break
-                    conn.error(_refused_id(msg.data, settings), "rate_limited",
-                               "Too many messages; slow down.")
-                    continue
-                conn.refused = 0  # only an unbroken flood gets a client closed
                 await _handle(conn, actor, msg.data)
-            elif msg.type is WSMsgType.BINARY:
+            else:
                 conn.error(None, "bad_message", "Send JSON text frames.")
     except LiveError:
         pass  # the table closed under us
