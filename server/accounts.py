@@ -7,7 +7,9 @@
   `X-CSRF-Token`) equal to HMAC(cookie_key, the browser's CSRF cookie). A page on another site can
   neither read the cookie nor compute the token. The Origin header, when sent, must be ours.
 - Login attempts are recorded; too many failures for a name or from an address within
-  `RATE_WINDOW` answer 429 with Retry-After, before the password is even checked.
+  `RATE_WINDOW` answer 429 with Retry-After, before the password is even checked. An attempt is
+  counted (as a failure until its password proves right) atomically with that check, so
+  concurrent attempts cannot all slip under the limit.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ SESSION_LIFETIME = timedelta(days=30)
 RATE_WINDOW = timedelta(minutes=15)
 MAX_FAILURES_PER_NAME = 5
 MAX_FAILURES_PER_REMOTE = 30
-NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{3,24}$")
+# use with fullmatch: `$` would also match before a trailing newline ("ana\n")
+NAME_RE = re.compile(r"[A-Za-z0-9_.-]{3,24}")
 MIN_PASSWORD = 8
 MAX_PASSWORD = 256
 COMMON_PASSWORDS = frozenset({
@@ -84,7 +87,7 @@ MINIMUM = PasswordCost(nacl.pwhash.argon2id.OPSLIMIT_MIN, nacl.pwhash.argon2id.M
 
 
 def check_name(name: object) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise AccountError(
             "bad_name", "Name must be 3 to 24 letters, digits, '.', '_' or '-'."
         )
@@ -154,37 +157,54 @@ async def register(
     return User(row["id"], row["name"], Role(row["role"]))
 
 
+# advisory lock classes (two-int keys): one name's, one address's login attempts; distinct
+# classes keep a name's key from ever colliding with an address's
+_LOCK_LOGIN_NAME = 0x4C4E  # "LN"
+_LOCK_LOGIN_REMOTE = 0x4C52  # "LR"
+
+
 async def authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str) -> User:
     if not isinstance(name, str) or not isinstance(password, str) or not name or not password:
         raise AccountError("bad_credentials", "Name and password are required.", 401)
     name_lower = name.lower()
-    failures = await pool.fetchrow(
-        """SELECT
-             count(*) FILTER (WHERE name_lower = $1) AS by_name,
-             count(*) FILTER (WHERE remote = $2) AS by_remote
-           FROM login_attempts
-           WHERE NOT succeeded AND at > now() - $3::interval
-             AND (name_lower = $1 OR remote = $2)""",
-        name_lower, remote, RATE_WINDOW,
-    )
-    assert failures is not None
-    if (failures["by_name"] >= MAX_FAILURES_PER_NAME
-            or failures["by_remote"] >= MAX_FAILURES_PER_REMOTE):
-        raise AccountError(
-            "rate_limited",
-            "Too many failed logins; try again in a few minutes.",
-            429,
+    # Count the recent failures and record this attempt in one transaction, under the name's
+    # and the address's locks (always taken in that order), and record it as failed BEFORE the
+    # password check: concurrent attempts then each see the others, so a burst of wrong
+    # passwords gets at most the limit checked, the rest 429. A success is marked afterwards.
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                           _LOCK_LOGIN_NAME, name_lower)
+        await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                           _LOCK_LOGIN_REMOTE, remote)
+        failures = await conn.fetchrow(
+            """SELECT
+                 count(*) FILTER (WHERE name_lower = $1) AS by_name,
+                 count(*) FILTER (WHERE remote = $2) AS by_remote
+               FROM login_attempts
+               WHERE NOT succeeded AND at > now() - $3::interval
+                 AND (name_lower = $1 OR remote = $2)""",
+            name_lower, remote, RATE_WINDOW,
+        )
+        assert failures is not None
+        if (failures["by_name"] >= MAX_FAILURES_PER_NAME
+                or failures["by_remote"] >= MAX_FAILURES_PER_REMOTE):
+            raise AccountError(
+                "rate_limited",
+                "Too many failed logins; try again in a few minutes.",
+                429,
+            )
+        attempt = await conn.fetchval(
+            "INSERT INTO login_attempts (name_lower, remote, succeeded) VALUES ($1, $2, false) "
+            "RETURNING id",
+            name_lower, remote,
         )
     row = await pool.fetchrow(
         "SELECT id, name, role, password_hash FROM users WHERE lower(name) = $1", name_lower
     )
     ok = row is not None and await verify_password(row["password_hash"], password)
-    await pool.execute(
-        "INSERT INTO login_attempts (name_lower, remote, succeeded) VALUES ($1, $2, $3)",
-        name_lower, remote, ok,
-    )
     if not ok or row is None:
         raise AccountError("bad_credentials", "Wrong name or password.", 401)
+    await pool.execute("UPDATE login_attempts SET succeeded = true WHERE id = $1", attempt)
     return User(row["id"], row["name"], Role(row["role"]))
 
 
@@ -223,7 +243,9 @@ def csrf_token_for(cookie_key: bytes, csrf_cookie: str) -> str:
 
 
 def csrf_ok(cookie_key: bytes, csrf_cookie: str | None, token: Any) -> bool:
-    if not csrf_cookie or not isinstance(token, str):
+    # compare_digest takes only ASCII strings (TypeError otherwise): a non-ASCII token is
+    # simply a wrong one
+    if not csrf_cookie or not isinstance(token, str) or not token.isascii():
         return False
     return hmac.compare_digest(csrf_token_for(cookie_key, csrf_cookie), token)
 

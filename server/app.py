@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,6 +42,9 @@ _USER = web.RequestKey("user", User)
 _CSRF_COOKIE = web.RequestKey("csrf_cookie", str)
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MAX_BODY = 64 * 1024
+# a whole number written in ASCII digits, short enough for a PostgreSQL bigint: str.isdigit()
+# also takes "²" (which int() refuses) and int() refuses more than 4300 digits
+_ASCII_UINT = re.compile(r"[0-9]{1,18}")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -55,11 +59,19 @@ class ApiError(web.HTTPException):
 
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
         self.status_code = status
+        self.error_code = code
         super().__init__(
             text=json.dumps({"error": code, "message": message}),
             content_type="application/json",
             headers=headers,
         )
+
+
+def ascii_uint(text: object) -> int | None:
+    """`text` as a non-negative integer when it is 1 to 18 ASCII digits, else None."""
+    if isinstance(text, str) and _ASCII_UINT.fullmatch(text):
+        return int(text)
+    return None
 
 
 def current_user(request: web.Request) -> User | None:
@@ -103,17 +115,43 @@ async def read_body(request: web.Request) -> dict[str, Any]:
     if request.content_type == "application/json":
         try:
             body = await request.json()
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, LookupError, RecursionError) as exc:
+            # LookupError: an unknown charset; RecursionError: nesting too deep for json
             raise ApiError(400, "bad_json", "Request body is not valid JSON.") from exc
         if not isinstance(body, dict):
             raise ApiError(400, "bad_json", "Request body must be a JSON object.")
         return body
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-        form = await request.post()
+        form = await read_form(request)
         return {k: v for k, v in form.items() if isinstance(v, str)}
     if not request.can_read_body:
         return {}
     raise ApiError(415, "unsupported_media_type", "Send JSON or a form.")
+
+
+async def read_form(request: web.Request) -> Mapping[str, object]:
+    """The parsed form (`request.post()`); a malformed body or charset is a 400 `bad_form`."""
+    try:
+        return await request.post()
+    except (ValueError, LookupError) as exc:
+        # aiohttp: ValueError for a broken multipart body (no boundary, no parts, bytes that
+        # are not the charset's), LookupError for an unknown charset
+        raise ApiError(400, "bad_form", "Request body is not a valid form.") from exc
+
+
+def _error_page(request: web.Request, status: int, title: str,
+                message: str) -> web.Response | None:
+    """The HTML error page, when the session middleware got far enough to render one."""
+    if _CSRF_COOKIE not in request:
+        return None
+    from server.pages import render
+
+    return render(request, "error.html", status=status, title=title, message=message)
+
+
+def _wants_page(request: web.Request) -> bool:
+    return (not request.path.startswith("/api/")
+            and "text/html" in request.headers.get("Accept", ""))
 
 
 @web.middleware
@@ -123,10 +161,35 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
     except AccountError as exc:
         headers = {"Retry-After": "900"} if exc.status == 429 else None
         raise ApiError(exc.status, exc.code, exc.message, headers) from exc
+    except ApiError as exc:
+        if exc.error_code == "bad_form" and _is_browser_form(request):
+            page = _error_page(request, 400, "Formulário inválido",
+                               "O formulário chegou incompleto ou mal formado. "
+                               "Recarregue a página e tente de novo.")
+            if page is not None:
+                return page
+        raise
     except web.HTTPException as exc:
         if exc.content_type == "application/json" or exc.status_code < 400:
             raise
         raise ApiError(exc.status_code, exc.reason.lower().replace(" ", "_"), exc.reason) from exc
+    except Exception:
+        # a backstop, not a way to answer bad input (every refusal is a 4xx raised above): log
+        # it, and answer in the API's shape (or a page) rather than aiohttp's plain-text 500
+        log.exception("unhandled error", extra={"method": request.method,
+                                                "path": request.path})
+        if request.writer.output_size > 0:
+            raise  # a response (or a WebSocket) is already under way: nothing more to send
+        if _wants_page(request):
+            try:
+                page = _error_page(request, 500, "Erro no servidor",
+                                   "Algo deu errado do nosso lado. Tente de novo em instantes.")
+            except Exception:
+                log.exception("the error page failed too")
+                page = None
+            if page is not None:
+                return page
+        return json_error(500, "internal_error", "Internal server error; it has been logged.")
 
 
 def _is_browser_form(request: web.Request) -> bool:
@@ -155,7 +218,7 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
         if supplied is None and request.content_type in (
             "application/x-www-form-urlencoded", "multipart/form-data"
         ):
-            supplied = str((await request.post()).get("csrf", ""))
+            supplied = str((await read_form(request)).get("csrf", ""))
         if fresh_csrf or not accounts.csrf_ok(config.cookie_key, csrf_cookie, supplied):
             if _is_browser_form(request):
                 # a person submitted a page's form (an old tab, cleared cookies): a page, not JSON

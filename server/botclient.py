@@ -90,7 +90,7 @@ def bot_account(name_prefix: str, password_prefix: str, index: int) -> Account:
 def check_prefixes(name_prefix: str, password_prefix: str, count: int) -> None:
     """Refuse prefixes whose accounts the server would refuse (ValueError with the reason)."""
     longest = bot_account(name_prefix, password_prefix, max(0, count - 1))
-    if not NAME_RE.match(longest.name):
+    if not NAME_RE.fullmatch(longest.name):
         raise ValueError(f"name prefix {name_prefix!r} makes names like {longest.name!r}: "
                          "names are 3 to 24 letters, digits, '.', '_' or '-'")
     try:

@@ -19,7 +19,15 @@ from aiohttp import web
 
 from server import accounts
 from server.accounts import MAX_PASSWORD, MIN_PASSWORD, AccountError, User
-from server.app import CONFIG, PASSWORD_COST, POOL, csrf_token, current_user, read_body
+from server.app import (
+    CONFIG,
+    PASSWORD_COST,
+    POOL,
+    ascii_uint,
+    csrf_token,
+    current_user,
+    read_body,
+)
 from truco.fairness import MAX_HAND_NUMBER
 
 # docs/PROTOCOL.md: table ids are 16 lowercase hex digits
@@ -104,9 +112,14 @@ def _login_wall(request: web.Request) -> web.Response:
     )
 
 
+# a local path: one "/", not followed by another "/" or a backslash (browsers read "/\host" as
+# "//host", another site); no backslash or control character (CR/LF: header splitting) anywhere
+_LOCAL_PATH: Final = re.compile(r"/(?![/\\])[^\\\x00-\x1f\x7f]*")
+
+
 def _safe_next(value: object) -> str:
     """Only a local path: a crafted link may not bounce a fresh login to another site."""
-    if isinstance(value, str) and value.startswith("/") and not value.startswith("//"):
+    if isinstance(value, str) and _LOCAL_PATH.fullmatch(value):
         return value
     return "/"
 
@@ -192,10 +205,11 @@ async def hand_page(request: web.Request) -> web.Response:
     hand = request.match_info["hand"]
     if not TABLE_ID.fullmatch(table_id):
         return _table_not_found(request)
-    if not hand.isdigit() or not 1 <= int(hand) <= MAX_HAND_NUMBER:
+    number = ascii_uint(hand)
+    if number is None or not 1 <= number <= MAX_HAND_NUMBER:
         return render(request, "error.html", status=404, title="Mão não encontrada",
                       message="O número da mão precisa ser um inteiro positivo.")
-    return render(request, "hand.html", table_id=table_id, hand_number=int(hand))
+    return render(request, "hand.html", table_id=table_id, hand_number=number)
 
 
 async def verify_page(request: web.Request) -> web.Response:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from server import accounts
 from server.app import POOL
-from tests.conftest import csrf, signup
+from server.clock import VirtualClock
+from tests.conftest import AppFactory, csrf, signup
 
 Client = TestClient  # type: ignore[type-arg]
 
@@ -122,3 +129,152 @@ async def test_a_stale_browser_form_gets_a_page_not_json(client: Client) -> None
     assert resp.content_type == "text/html"
     assert "Recarregue a página" in await resp.text()
     assert await client.app[POOL].fetchval("SELECT count(*) FROM users") == 0
+
+
+async def test_a_concurrent_burst_of_wrong_logins_gets_only_the_limit_checked(
+    client: Client,
+) -> None:
+    # counting the failures and recording the attempt were two steps with the password check
+    # between them: 30 wrong passwords at once were all checked (limit 5)
+    token = await signup(client, "gil")
+    await client.post("/api/logout", headers={"X-CSRF-Token": token})
+
+    async def attempt(i: int) -> int:
+        resp = await client.post("/api/login", json={"name": "gil", "password": f"wrong pass {i}"},
+                                 headers={"X-CSRF-Token": token})
+        return resp.status
+
+    statuses = await asyncio.gather(*(attempt(i) for i in range(30)))
+    assert statuses.count(401) == accounts.MAX_FAILURES_PER_NAME
+    assert statuses.count(429) == 30 - accounts.MAX_FAILURES_PER_NAME
+    checked = await client.app[POOL].fetchval(
+        "SELECT count(*) FROM login_attempts WHERE name_lower = 'gil'")
+    assert checked == accounts.MAX_FAILURES_PER_NAME
+    # and the right password now waits too
+    resp = await client.post("/api/login", json={"name": "gil", "password": "correct horse 42"},
+                             headers={"X-CSRF-Token": token})
+    assert resp.status == 429
+
+
+async def test_a_good_login_is_recorded_as_a_success(client: Client) -> None:
+    token = await signup(client, "ivo")
+    await client.post("/api/logout", headers={"X-CSRF-Token": token})
+    for password, status in (("wrong pass 1", 401), ("correct horse 42", 200)):
+        resp = await client.post("/api/login", json={"name": "ivo", "password": password},
+                                 headers={"X-CSRF-Token": token})
+        assert resp.status == status
+    rows = await client.app[POOL].fetch(
+        "SELECT succeeded FROM login_attempts WHERE name_lower = 'ivo' ORDER BY id")
+    assert [r["succeeded"] for r in rows] == [False, True]
+
+
+async def test_a_non_ascii_csrf_token_is_a_wrong_one(client: Client) -> None:
+    await csrf(client)
+    resp = await client.post("/api/register", json={"name": "eva", "password": "good one 123"},
+                             headers={"X-CSRF-Token": "é"})
+    assert resp.status == 403 and (await resp.json())["error"] == "csrf_failed"
+    resp = await client.post("/api/register",
+                             data={"name": "eva", "password": "good one 123", "csrf": "é"})
+    assert resp.status == 403 and (await resp.json())["error"] == "csrf_failed"
+    assert await client.app[POOL].fetchval("SELECT count(*) FROM users") == 0
+
+
+async def test_a_name_with_a_trailing_newline_is_a_bad_name(client: Client) -> None:
+    token = await csrf(client)
+    for name in ("ana\n", "ana\r\n", "\nana"):
+        resp = await client.post("/api/register", json={"name": name, "password": "good one 123"},
+                                 headers={"X-CSRF-Token": token})
+        assert resp.status == 400 and (await resp.json())["error"] == "bad_name", repr(name)
+    assert await client.app[POOL].fetchval("SELECT count(*) FROM users") == 0
+
+
+async def test_too_deep_json_is_bad_json(client: Client) -> None:
+    token = await csrf(client)
+    headers = {"X-CSRF-Token": token, "Content-Type": "application/json"}
+    resp = await client.post("/api/login", data=b"[" * 30_000, headers=headers)
+    assert resp.status == 400 and (await resp.json())["error"] == "bad_json"
+    resp = await client.post("/api/login", data=b'{"name": "ana"}',
+                             headers={**headers,
+                                      "Content-Type": "application/json; charset=bogus"})
+    assert resp.status == 400 and (await resp.json())["error"] == "bad_json"
+
+
+async def test_malformed_forms_are_bad_form(client: Client) -> None:
+    token = await csrf(client)
+    broken = (("multipart/form-data", b"garbage"),
+              ("multipart/form-data; boundary=xyz", b"garbage"),
+              ("application/x-www-form-urlencoded; charset=bogus", b"a=%FF"),
+              ("application/x-www-form-urlencoded", b"\xff=1"))
+    for ctype, body in broken:
+        # the CSRF check reads the form (no header), and so does the view (header given)
+        for headers in ({}, {"X-CSRF-Token": token}):
+            resp = await client.post("/api/register", data=body,
+                                     headers={"Content-Type": ctype, **headers})
+            assert resp.status == 400, (ctype, headers)
+            assert (await resp.json())["error"] == "bad_form"
+    # a browser's form gets the error page
+    resp = await client.post("/signup", data=b"garbage",
+                             headers={"Content-Type": "multipart/form-data; boundary=xyz",
+                                      "Accept": "text/html"})
+    assert resp.status == 400 and resp.content_type == "text/html"
+    assert "Formulário inválido" in await resp.text()
+    assert await client.app[POOL].fetchval("SELECT count(*) FROM users") == 0
+
+
+@pytest.mark.parametrize("next_path", ["/\\evil.example", "/\\/evil.example", "//evil.example",
+                                       "/ok\r\nSet-Cookie: x=1", "/ok\n", "https://evil.example",
+                                       "/a\\b"])
+async def test_login_and_signup_only_go_on_to_a_local_path(client: Client,
+                                                            next_path: str) -> None:
+    # "/\evil.example" passed as a local path, and browsers read it as //evil.example
+    await signup(client, "ana")
+    await client.post("/api/logout", headers={"X-CSRF-Token": await csrf(client)})
+    token = await csrf(client)
+    resp = await client.post("/login", data={"name": "ana", "password": "correct horse 42",
+                                             "csrf": token, "next": next_path},
+                             allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == "/"
+    resp = await client.post("/signup", data={"name": "bob", "password": "good one 123",
+                                              "password2": "good one 123", "csrf": token,
+                                              "next": next_path}, allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == "/"
+    # the home page does not carry it into its forms
+    client.session.cookie_jar.clear_domain("127.0.0.1")
+    resp = await client.get("/", params={"next": next_path})
+    fields = [line.strip() for line in (await resp.text()).splitlines() if 'name="next"' in line]
+    assert fields and all('value="/"' in f for f in fields), fields
+
+
+async def test_login_goes_on_to_a_local_path_with_its_query(client: Client) -> None:
+    await signup(client, "ana")
+    await client.post("/api/logout", headers={"X-CSRF-Token": await csrf(client)})
+    token = await csrf(client)
+    local = "/operator/abandonments?player=a&variant=paulista"
+    resp = await client.post("/login", data={"name": "ana", "password": "correct horse 42",
+                                             "csrf": token, "next": local},
+                             allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == local
+
+
+async def test_an_unexpected_error_is_logged_and_answered_in_shape(
+    make_app: AppFactory, vclock: VirtualClock, aiohttp_client: Callable[..., Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a backstop: no bad input reaches it (those are 4xx), but a bug answers JSON (the API) or
+    # the error page (a browser), not aiohttp's plain-text 500
+    async def boom(request: web.Request) -> web.Response:
+        raise RuntimeError("a bug")
+
+    app = make_app(clock=vclock)
+    app.router.add_get("/api/boom", boom)
+    app.router.add_get("/boom", boom)
+    client = await aiohttp_client(app)
+    resp = await client.get("/api/boom", headers={"Accept": "text/html"})
+    assert resp.status == 500 and resp.content_type == "application/json"
+    assert (await resp.json())["error"] == "internal_error"
+    resp = await client.get("/boom", headers={"Accept": "text/html"})
+    assert resp.status == 500 and resp.content_type == "text/html"
+    assert "Erro no servidor" in await resp.text()
+    resp = await client.get("/boom")
+    assert resp.status == 500 and (await resp.json())["error"] == "internal_error"
+    assert any(r.exc_info and "a bug" in str(r.exc_info[1]) for r in caplog.records)

@@ -10,6 +10,7 @@ import pytest
 from server.accounts import Role, set_role
 from server.app import POOL
 from server.clock import VirtualClock
+from server.live.model import TableKind
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
     Live,
@@ -23,6 +24,7 @@ from tests.test_live_helpers import (
     start_live,
     verify_chain,
 )
+from truco import MatchConfig, Variant
 
 
 @pytest.fixture
@@ -241,3 +243,63 @@ async def test_leaving_mid_match_is_abandonment(live: Live) -> None:
         assert entry["table"] == tid and entry["team"] == 1
     finally:
         await _close(ana, bia, olga)
+
+
+async def test_seats_must_be_an_int(live: Live) -> None:
+    # 2.0 == 2 passed `in (2, 4)` and broke further on (a plain-text 500)
+    ana, = await players(live.base, "ana")
+    try:
+        for seats in (2.0, 4.0, True, "2", None):
+            status, body = await ana.post("/api/tables", {"variant": "paulista", "seats": seats,
+                                                          "kind": "training"})
+            assert (status, body["error"]) == (400, "bad_seats"), seats
+        assert await live.app[POOL].fetchval("SELECT count(*) FROM live_tables") == 0
+    finally:
+        await ana.close()
+
+
+async def test_the_list_shows_no_open_ranked_table(live: Live) -> None:
+    # a finished ranked table goes back to open when a player leaves: it is the matchmaker's
+    # and cannot be joined (409), so the lobby list does not offer it
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        ranked = await live.house.create_table(1, "ana", MatchConfig(Variant.PAULISTA, 2),
+                                               TableKind.RANKED)
+        training = await create_table(ana, "paulista", 2, "training")
+        status, body = await bia.get("/api/tables")
+        assert status == 200
+        assert [t["id"] for t in body["tables"]] == [training["id"]]
+        assert ranked.id not in {t["id"] for t in body["tables"]}
+        status, body = await bia.post(f"/api/tables/{ranked.id}/join", {})
+        assert (status, body["error"]) == (409, "matchmaker_table")
+    finally:
+        await _close(ana, bia)
+
+
+async def test_hand_numbers_beyond_the_stored_range_are_unknown_hands(live: Live) -> None:
+    # live_hands.hand is an int4: a larger number reached the database (DataError, a 500)
+    public = live.client.session
+    tid = "0123456789abcdef"
+    for hand in ("2147483648", "4294967295", "9999999999", "1\n", "²"):
+        async with public.get(live.base / f"hands/{tid}-{hand}") as resp:
+            assert resp.status == 404, hand
+            assert (await resp.json())["error"] == "hand_not_found"
+    # the hand page: a number in ASCII digits, within the scheme's range, else its 404 page
+    for hand in ("²", "1" * 5000, "4294967296", "0"):
+        async with public.get(live.base / f"h/{tid}/{hand}") as resp:
+            assert resp.status == 404, hand[:12]
+            assert resp.content_type == "text/html"
+            assert "Mão não encontrada" in await resp.text()
+    async with public.get(live.base / f"h/{tid}/1") as resp:
+        assert resp.status == 200
+
+
+async def test_operator_abandonment_ids_are_ascii_digits(live: Live) -> None:
+    olga, = await players(live.base, "olga")
+    try:
+        await set_role(live.app[POOL], "olga", Role.OPERATOR)
+        for text in ("%C2%B2", "1" * 19, "x"):
+            status, body = await olga.get(f"/api/operator/abandonments/{text}")
+            assert (status, body["error"]) == (404, "abandonment_not_found"), text
+    finally:
+        await olga.close()

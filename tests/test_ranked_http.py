@@ -16,6 +16,7 @@ import asyncpg
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
+from yarl import URL
 
 from server.accounts import Role, set_role
 from server.app import POOL
@@ -723,3 +724,95 @@ async def test_a_ranked_match_through_the_live_house_ends_by_abandonment(wired: 
     assert record["source"] == f"live:{table}:1:{seat_of['bia']}"
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
     assert (await ratings.rating_of(wired.pool, ana.id, P, 2)).rating > 1500
+
+
+# --- malformed input: a clear 4xx that changes nothing ------------------------------------------
+
+
+async def test_queue_seats_are_whole_numbers(house: House) -> None:
+    # 2.0 passed `in (2, 4)` and "²" passed isdigit(): both ended in a plain-text 500
+    ana = await house.player("ana")
+    for seats in (2.0, 4.0, "²", "02", " 2", False):
+        resp = await ana.post("/api/ranked/queue", {"variant": "paulista", "seats": seats})
+        assert resp.status == 400 and (await resp.json())["error"] == "bad_queue", seats
+    page = await ana.post("/ranked/queue", form={"variant": "paulista", "seats": "²"})
+    assert page.status == 400 and "Escolha uma variante" in await page.text()
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+
+
+async def test_numbers_in_the_query_and_path_are_ascii_digits(house: House) -> None:
+    # "²".isdigit() is true but int("²") raises: every one of these was a plain-text 500
+    op = await house.player("judge", operator=True)
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    sup = "%C2%B2"
+    for path in (f"/api/ranked/leaderboard?offset={sup}",
+                 f"/api/ranked/operator/abandonments?before={sup}",
+                 f"/api/ranked/operator/audit?before={sup}",
+                 f"/api/ranked/operator/audit?record={sup}",
+                 "/api/ranked/leaderboard?offset=" + "1" * 19):
+        resp = await op.get(path)
+        assert resp.status == 400 and (await resp.json())["error"] == "bad_filter", path
+    for path in (f"/api/ranked/operator/abandonments/{sup}",
+                 "/api/ranked/operator/abandonments/" + "1" * 5000):
+        resp = await op.get(path)
+        assert resp.status == 404 and (await resp.json())["error"] == "not_found", path[:40]
+    resp = await bia.post(f"/api/me/abandonments/{sup}/appeal", {"text": "caiu a luz"})
+    assert resp.status == 404 and (await resp.json())["error"] == "not_found"
+    page = await bia.post(f"/me/abandonments/{sup}/appeal", form={"text": "caiu a luz"})
+    assert page.status == 404
+    # the pages: an error page, a 404, or the filter left out
+    page = await op.get(f"/leaderboard?offset={sup}")
+    assert page.status == 400 and page.content_type == "text/html"
+    page = await op.get(f"/operator/abandonments/{sup}")
+    assert page.status == 404 and "Registro não encontrado" in await page.text()
+    page = await op.get(f"/operator/abandonments?before={sup}")
+    assert page.status == 400 and page.content_type == "text/html"
+    assert (await op.get(f"/operator/audit?before={sup}")).status == 200
+    assert (await review.get_record(house.pool, record.id)).appeal_text is None
+
+
+async def test_an_arena_starts_within_a_day(house: House) -> None:
+    # 5000000000 minutes ahead was a "year out of range" 500
+    op = await house.player("judge", operator=True)
+    good = {"variant": "paulista", "seats": 2, "minutes": 60}
+    for change in ({"starts_in_minutes": 5_000_000_000}, {"starts_in_minutes": 10**400},
+                   {"starts_in_minutes": 24 * 60 + 1}, {"starts_in_minutes": -1},
+                   {"minutes": 10**400}, {"minutes": 24 * 60 + 1}, {"minutes": 0},
+                   {"seats": 2.0}, {"starts_in_minutes": "²"}):
+        resp = await op.post("/api/ranked/arenas", {**good, **change})
+        assert resp.status == 400, change
+        assert (await resp.json())["error"] in ("bad_arena", "bad_filter"), change
+    page = await op.post("/arena", form={"variant": "paulista", "seats": "2", "minutes": "60",
+                                         "starts_in_minutes": "5000000000"})
+    assert page.status == 400 and "Dados da arena inválidos" in await page.text()
+    assert (await op.json("/api/ranked/arenas"))["arenas"] == []
+    assert await house.pool.fetchval("SELECT count(*) FROM ranked_arenas") == 0
+    # a day ahead is fine
+    made = await op.json("/api/ranked/arenas", {**good, "starts_in_minutes": 24 * 60},
+                         status=201)
+    assert made["arena"]["state"] == "upcoming"
+    with pytest.raises(RankedError, match="within 24 hours"):
+        now = house.clock.now()
+        await house.app[RANKED].create_arena(P, 2, now + 86_401, now + 90_000)
+
+
+async def test_the_login_wall_keeps_the_whole_page_address(house: House) -> None:
+    # the address went back unencoded in `next`: "&variant=..." became a parameter of its own
+    await house.player("judge", operator=True)
+    wanted = "/operator/abandonments?player=ana&variant=paulista"
+    anonymous = house.client
+    resp = await anonymous.get(wanted, allow_redirects=False)
+    assert resp.status == 303
+    location = resp.headers["Location"]
+    assert URL(location).path == "/" and URL(location).query["next"] == wanted
+    home = await anonymous.get(location)
+    assert home.status == 200
+    assert f'name="next" value="{wanted.replace("&", "&amp;")}"' in await home.text()
+    token = (await (await anonymous.get("/api/session")).json())["csrf"]
+    login = await anonymous.post("/login", data={"name": "judge", "password": PASSWORD,
+                                                 "csrf": token, "next": wanted},
+                                 allow_redirects=False)
+    assert login.status == 303 and login.headers["Location"] == wanted
+    page = await anonymous.get(wanted)
+    assert page.status == 200

@@ -15,16 +15,24 @@ from typing import Any
 
 from aiohttp import web
 
-from server.app import POOL, ApiError, read_body, require_operator, require_user
+from server.app import POOL, ApiError, ascii_uint, read_body, require_operator, require_user
 from server.live.house import House
 from server.live.model import LiveError, TableKind, TableStatus
 from server.live.table import TableActor, ms
 from truco import MatchConfig, TeamMode, Variant
-from truco.fairness import SHUFFLE_VERSION
+from truco.fairness import MAX_HAND_NUMBER, SHUFFLE_VERSION
 
-HAND_ID = re.compile(r"^([0-9a-f]{16})-([1-9][0-9]{0,9})$")
-TABLE_ID = re.compile(r"^[0-9a-f]{16}$")
+# used with fullmatch (`$` would also take a trailing newline)
+HAND_ID = re.compile(r"([0-9a-f]{16})-([1-9][0-9]{0,9})")
+TABLE_ID = re.compile(r"[0-9a-f]{16}")
+# the highest hand a record can have: the fairness scheme's bound, and live_hands.hand is a
+# PostgreSQL integer (int4), which a larger number would not even fit
+MAX_STORED_HAND = min(MAX_HAND_NUMBER, 2**31 - 1)
 LOBBY_KINDS = (TableKind.PRIVATE, TableKind.TRAINING)
+# what the lobby list advertises (docs/PROTOCOL.md): open training tables with a free seat.
+# Private tables are joined by invitation; ranked and arena tables are seated by the
+# matchmaker (an open one, after a player left a finished match, cannot be joined: 409)
+LISTED_KINDS = (TableKind.TRAINING,)
 
 View = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -74,7 +82,8 @@ async def create_table(request: web.Request) -> web.StreamResponse:
     except ValueError:
         raise LiveError("bad_variant", "variant is paulista, mineiro or argentino") from None
     seats = body.get("seats")
-    if isinstance(seats, bool) or seats not in (2, 4):
+    # an int, not a bool or a float: 2.0 == 2 would pass `in (2, 4)` and break further on
+    if type(seats) is not int or seats not in (2, 4):
         raise LiveError("bad_seats", "seats is 2 or 4")
     try:
         mode = TeamMode(str(body.get("mode", TeamMode.VOTE.value)))
@@ -108,8 +117,9 @@ async def list_tables(request: web.Request) -> web.StreamResponse:
             keep = body["you"] is not None and body["status"] != TableStatus.CLOSED.value
         else:
             # private tables are joined by invitation: they are not advertised, so their ids
-            # (and with them their public records) stay with their players
-            keep = (actor.kind is not TableKind.PRIVATE
+            # (and with them their public records) stay with their players; ranked and arena
+            # tables are seated by the matchmaker alone
+            keep = (actor.kind in LISTED_KINDS
                     and body["status"] == TableStatus.OPEN.value
                     and any(p["name"] is None and not p["bot"] for p in body["players"]))
         if keep:
@@ -196,9 +206,9 @@ async def public_key(request: web.Request) -> web.StreamResponse:
 
 
 async def hand_record(request: web.Request) -> web.StreamResponse:
-    match = HAND_ID.match(request.match_info["hand_id"])
+    match = HAND_ID.fullmatch(request.match_info["hand_id"])
     record = None
-    if match is not None:
+    if match is not None and int(match.group(2)) <= MAX_STORED_HAND:
         record = await request.app[POOL].fetchval(
             "SELECT record::text FROM live_hands WHERE table_id = $1 AND hand = $2"
             " AND record IS NOT NULL", match.group(1), int(match.group(2)))
@@ -211,7 +221,7 @@ async def hand_record(request: web.Request) -> web.StreamResponse:
 async def table_chain(request: web.Request) -> web.StreamResponse:
     table_id = request.match_info["table_id"]
     pool = request.app[POOL]
-    if not TABLE_ID.match(table_id) or not await pool.fetchval(
+    if not TABLE_ID.fullmatch(table_id) or not await pool.fetchval(
             "SELECT true FROM live_tables WHERE id = $1", table_id):
         raise ApiError(404, "table_not_found", "No such table.")
     anchors = {
@@ -305,11 +315,11 @@ async def list_abandonments(request: web.Request) -> web.StreamResponse:
 
 async def get_abandonment(request: web.Request) -> web.StreamResponse:
     require_operator(request)
-    text = request.match_info["abandonment_id"]
+    abandonment_id = ascii_uint(request.match_info["abandonment_id"])
     row = None
-    if text.isdigit() and len(text) <= 18:
+    if abandonment_id is not None:
         row = await request.app[POOL].fetchrow(_ABANDONMENT_SELECT + " WHERE a.id = $1",
-                                               int(text))
+                                               abandonment_id)
     if row is None:
         raise ApiError(404, "abandonment_not_found", "No abandonment record with that id.")
     return web.json_response(_abandonment_json(row, True))

@@ -21,12 +21,22 @@ from urllib.parse import quote, urlencode
 from aiohttp import web
 
 from server.accounts import User
-from server.app import CLOCK, POOL, ApiError, current_user, read_body, require_operator
+from server.app import (
+    CLOCK,
+    POOL,
+    ApiError,
+    ascii_uint,
+    current_user,
+    read_body,
+    require_operator,
+)
 from server.app import require_user as api_require_user
 from server.pages import render
 from server.ranked import arena_results, glicko2, ledger, ratings, review
 from server.ranked.penalties import Decision, RecordStatus
 from server.ranked.service import (
+    MAX_ARENA,
+    MAX_ARENA_LEAD,
     RANKED,
     ArenaEvent,
     QueueState,
@@ -41,6 +51,8 @@ from server.ranked.store import Db, StoreError
 from truco.variants import Variant
 
 PAGE: Final = 50
+MAX_ARENA_LEAD_MINUTES: Final = int(MAX_ARENA_LEAD // 60)
+MAX_ARENA_MINUTES: Final = int(MAX_ARENA // 60)
 QUEUES: Final = tuple((v, s) for v in Variant for s in (2, 4))
 VARIANT_PT: Final = {Variant.PAULISTA: "Paulista", Variant.MINEIRO: "Mineiro",
                      Variant.ARGENTINO: "Argentino"}
@@ -150,16 +162,18 @@ def _int(value: object, what: str, default: int | None = None) -> int | None:
         return default
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.isdigit() and len(value) <= 18:
-        return int(value)
+    # ASCII digits only ("²".isdigit() is true, but int() refuses it), at most 18 of them
+    number = ascii_uint(value)
+    if number is not None:
+        return number
     raise ApiError(400, "bad_filter", f"{what} must be a whole number.")
 
 
 def _record_id(request: web.Request) -> int:
-    text = request.match_info["record"]
-    if not text.isdigit() or len(text) > 18 or int(text) == 0:
+    record_id = ascii_uint(request.match_info["record"])
+    if record_id is None or record_id == 0:
         raise ApiError(404, "not_found", "No abandonment record with that id.")
-    return int(text)
+    return record_id
 
 
 async def _user_id_by_name(db: Db, name: object) -> int | None:
@@ -500,6 +514,12 @@ async def _create_arena(request: web.Request, body: Mapping[str, Any]) -> ArenaE
     starts_in = _int(body.get("starts_in_minutes"), "starts_in_minutes", 0)
     minutes = _int(body.get("minutes"), "minutes", 60)
     assert seats is not None and starts_in is not None and minutes is not None
+    if not 0 <= starts_in <= MAX_ARENA_LEAD_MINUTES:
+        raise RankedError("bad_arena", "An arena starts within "
+                                       f"{MAX_ARENA_LEAD_MINUTES} minutes (24 hours).")
+    if not 0 < minutes <= MAX_ARENA_MINUTES:
+        raise RankedError("bad_arena", "An arena lasts more than 0 and at most "
+                                       f"{MAX_ARENA_MINUTES} minutes (24 hours).")
     now = _service(request).clock.now()
     begin = now + 60 * starts_in
     return await _service(request).create_arena(Variant(variant), seats, begin,
@@ -580,7 +600,9 @@ async def api_audit(request: web.Request) -> web.StreamResponse:
 def _page_user(request: web.Request) -> User:
     user = current_user(request)
     if user is None:
-        raise web.HTTPSeeOther("/?next=" + quote(request.path_qs, safe="/?=&"))
+        # the whole path and query is one parameter's value: its "&", "=" and "?" encoded too,
+        # or "/operator/abandonments?player=a&variant=b" comes back cut at the "&"
+        raise web.HTTPSeeOther("/?next=" + quote(request.path_qs, safe="/"))
     return user
 
 

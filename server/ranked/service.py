@@ -61,6 +61,9 @@ _TABLE_ID = re.compile(r"^[0-9a-f]{16}$")
 INVITATION_LIFETIME = 10 * 60.0
 # an arena lasts at most a day; an operator's typo should not open a year-long event
 MAX_ARENA = 24 * 3600.0
+# how far ahead an arena may be scheduled: a day, as the operators' form offers (the API may not
+# go further: a start years away is no arena anyone waits for, past year 9999 not even a date)
+MAX_ARENA_LEAD = 24 * 3600.0
 
 
 class RankedError(StoreError):
@@ -769,6 +772,8 @@ class RankedService:
             raise RankedError("bad_arena", "An arena lasts more than 0 and at most 24 hours.")
         if ends_at <= self.clock.now():
             raise RankedError("bad_arena", "An arena must end in the future.")
+        if starts_at > self.clock.now() + MAX_ARENA_LEAD:
+            raise RankedError("bad_arena", "An arena starts within 24 hours.")
         try:
             arena = Arena(starts_at, ends_at, seats)
         except ArenaError as exc:
@@ -910,11 +915,11 @@ def setup(app: web.Application, settings: RankedSettings | None = None) -> None:
 
 def queue_key(variant: object, seats: object) -> QueueKey:
     """A queue from a request's fields (JSON numbers or form strings)."""
-    if isinstance(seats, str) and seats.isdigit():
-        seats = int(seats)
+    if seats in ("2", "4"):
+        seats = int(seats)  # a form's string
+    # an int, not a bool or a float (2.0 == 2) nor a string of other digits ("²")
     if (not isinstance(variant, str) or variant not in set(Variant)
-            or isinstance(seats, bool) or seats not in (2, 4)):
+            or type(seats) is not int or seats not in (2, 4)):
         raise RankedError("bad_queue", "Choose a variant (paulista, mineiro or argentino) and "
                                        "2 or 4 seats.")
-    assert isinstance(seats, int)
     return QueueKey(Variant(variant), seats)
