@@ -351,14 +351,28 @@ async def test_socket_access(live: Live) -> None:
             await person.close()
 
 
-async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callable[..., Any],
-                                    vclock: VirtualClock) -> None:
+async def _limited(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+                   vclock: VirtualClock) -> tuple[Player, str, aiohttp.ClientWebSocketResponse]:
+    """ana's socket at a table of hers, on a server allowing bursts of 5 messages (and hardly
+    any more after them) that closes a client after 10 refusals in a row."""
     live = await start_live(make_app, aiohttp_client, vclock, rate_per_second=0.001,
                             rate_burst=5.0, flood_close_after=10)
     (ana,) = await players(live.base, "ana")
+    table = await create_table(ana, "paulista", 2, "training")
+    return ana, table["id"], await ana.ws(table["id"])
+
+
+async def _until_closed(ws: aiohttp.ClientWebSocketResponse) -> None:
+    while True:
+        msg = await ws.receive()
+        if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING):
+            return
+
+
+async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+                                    vclock: VirtualClock) -> None:
+    ana, tid, ws = await _limited(make_app, aiohttp_client, vclock)
     try:
-        table = await create_table(ana, "paulista", 2, "training")
-        ws = await ana.ws(table["id"])
         for index in range(8):
             await ws.send_str(json.dumps({"type": "ping", "id": index}))
         answers = [json.loads((await ws.receive()).data) for _ in range(8)]
@@ -366,12 +380,9 @@ async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callab
         assert [a.get("error") for a in answers[5:]] == ["rate_limited"] * 3
         for _ in range(20):
             await ws.send_str("{}")
-        while True:
-            msg = await ws.receive()
-            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING):
-                break
+        await _until_closed(ws)
         assert ws.close_code == WSCloseCode.POLICY_VIOLATION
-        ws = await ana.ws(table["id"])
+        ws = await ana.ws(tid)
         await ws.send_str("x" * (70 * 1024))  # over the frame limit: closed, 1009
         msg = await ws.receive()
         assert msg.type is WSMsgType.CLOSE and msg.data == WSCloseCode.MESSAGE_TOO_BIG
@@ -381,12 +392,8 @@ async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callab
 
 async def test_binary_frames_count_against_the_rate_limit(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
-    live = await start_live(make_app, aiohttp_client, vclock, rate_per_second=0.001,
-                            rate_burst=5.0, flood_close_after=10)
-    (ana,) = await players(live.base, "ana")
+    ana, _, ws = await _limited(make_app, aiohttp_client, vclock)
     try:
-        table = await create_table(ana, "paulista", 2, "training")
-        ws = await ana.ws(table["id"])
         for _ in range(8):
             await ws.send_bytes(b"\x00\x01")
         answers = [json.loads((await ws.receive()).data) for _ in range(8)]
@@ -395,10 +402,7 @@ async def test_binary_frames_count_against_the_rate_limit(
         assert json.loads((await ws.receive()).data)["error"] == "rate_limited"
         for _ in range(20):  # an unbroken flood of binary frames closes the socket too
             await ws.send_bytes(b"\x00")
-        while True:
-            msg = await ws.receive()
-            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING):
-                break
+        await _until_closed(ws)
         assert ws.close_code == WSCloseCode.POLICY_VIOLATION
     finally:
         await ana.close()

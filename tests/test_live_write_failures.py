@@ -132,6 +132,30 @@ async def ana_moves(actor: TableActor, conn: FakeConn, rng: random.Random) -> bo
     return True
 
 
+async def play_until(actor: TableActor, conn: FakeConn, rng: random.Random,
+                     done: Callable[[], bool], steps: int) -> list[str]:
+    """ana plays (and the clock runs when she has nothing to do) until `done`; the codes of
+    the refusals she got on the way."""
+    refusals = []
+    for _ in range(steps):
+        if done():
+            break
+        try:
+            if not await ana_moves(actor, conn, rng):
+                await vclock_of(actor).advance(0.5)
+                await settle(actor)
+        except LiveError as exc:
+            refusals.append(exc.code)
+    assert done(), "never got there"
+    return refusals
+
+
+def vclock_of(actor: TableActor) -> VirtualClock:
+    clock = actor.house.clock
+    assert isinstance(clock, VirtualClock)
+    return clock
+
+
 async def written_actions(live: Live, tid: str, hand: int) -> int:
     count: int = await live.house.pool.fetchval(
         "SELECT count(*) FROM live_actions WHERE table_id = $1 AND hand = $2", tid, hand)
@@ -172,26 +196,14 @@ async def test_a_bot_move_in_doubt_reloads_the_table(
         fault = Fault(live, lambda s: s[0][0].startswith("INSERT INTO live_actions")
                       and json.loads(s[0][1][3])["seat"] == 1, doubt=True)
         rng = random.Random(3)
-        for _ in range(100):
-            if fault.hits:
-                break
-            if not await ana_moves(actor, conn, rng):
-                await vclock.advance(0.5)
-                await settle(actor)
-        assert fault.hits, "the bot never moved"
+        await play_until(actor, conn, rng, lambda: bool(fault.hits), 100)
         await settle(actor)
         assert reloads(live) == 1
         assert actor.hand is not None
         number = actor.hand.number
         assert len(actor.hand.actions) == await written_actions(live, tid, number)
         # and play goes on from what was written: the table is not wedged on a used index
-        for _ in range(400):
-            if actor.last_hand >= number:
-                break
-            if not await ana_moves(actor, conn, rng):
-                await vclock.advance(0.5)
-                await settle(actor)
-        assert actor.last_hand >= number
+        await play_until(actor, conn, rng, lambda: actor.last_hand >= number, 400)
     finally:
         await ana.close()
 
@@ -202,18 +214,7 @@ async def test_a_refused_record_after_the_last_move_reloads_and_records_the_hand
     try:
         await contribute(actor, conn)
         fault = Fault(live, starts("UPDATE live_hands SET record"))
-        rng = random.Random(5)
-        errors = []
-        for _ in range(200):
-            if fault.hits:
-                break
-            try:
-                if not await ana_moves(actor, conn, rng):
-                    await vclock.advance(0.5)
-                    await settle(actor)
-            except LiveError as exc:
-                errors.append(exc.code)
-        assert fault.hits
+        errors = await play_until(actor, conn, random.Random(5), lambda: bool(fault.hits), 200)
         await settle(actor)
         # the hand's last move was saved before its record was refused: whoever made it hears
         # that part of it was saved (ana's move), and the table re-read what was written,
