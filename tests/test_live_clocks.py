@@ -12,6 +12,7 @@ import pytest
 from server.accounts import Role, set_role
 from server.app import POOL
 from server.clock import VirtualClock
+from server.live.recovery import reread
 from server.live.table import ms
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
@@ -265,6 +266,12 @@ async def test_restart_overlapping_a_streak_is_not_penalised(
         _, body = await olga.get("/api/operator/abandonments?player=ana")
         (entry,) = body["abandonments"]
         assert entry["consequence"] == "none_restart" and entry["restart_overlap"] is True
+        # the exempted abandonment ended the streak; a rebuild from the rows (a restart, a
+        # reload) counts only what came after it, as the live table does
+        live_streaks = {seat: s.count for seat, s in second.house.tables[tid].streaks.items()}
+        rebuilt = await reread(second.house, tid)
+        assert {seat: s.count for seat, s in rebuilt.streaks.items()} == live_streaks
+        assert live_streaks[0] < 10
         _, detail = await olga.get(f"/api/operator/abandonments/{entry['id']}")
         assert "server_restart" in [i["kind"] for i in detail["evidence"]]
         # a streak that starts after the restart is penalised as usual

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from server.live.model import HandPhase, TableKind, TableStatus
+from server.live.model import AbandonConsequence, HandPhase, TableKind, TableStatus
 from server.live.seeds import SealedKind, SealError, unseal
 from server.live.table import Chain, HandRun, Seat, Streak, TableActor
 from truco import MatchConfig, action_from_json, apply
@@ -153,10 +153,23 @@ async def _restore_hand(house: House, conn: Any, actor: TableActor) -> None:
 
 
 async def _restore_streaks(conn: Any, actor: TableActor) -> None:
-    """Consecutive automatic actions survive a restart (the review then sees the overlap)."""
+    """Consecutive automatic actions survive a restart (the review then sees the overlap).
+
+    A streak ends when its player acts, and also at an abandonment that a restart exempted
+    (the live table starts a new streak there; its automatic action comes after it)."""
+    resets: dict[int, list[Any]] = {}
+    for row in await conn.fetch(
+            "SELECT seat, created_at FROM abandonments WHERE table_id = $1 AND match_number = $2"
+            " AND consequence = $3 ORDER BY created_at, id",
+            actor.id, actor.match_number, AbandonConsequence.NONE_RESTART.value):
+        resets.setdefault(row["seat"], []).append(row["created_at"])
     for row in await conn.fetch(
             "SELECT seat, kind, at FROM seat_events WHERE table_id = $1 AND match_number = $2"
             " AND kind IN ('automatic', 'acted') ORDER BY id", actor.id, actor.match_number):
+        ended = resets.get(row["seat"], [])
+        while ended and ended[0] <= row["at"]:
+            ended.pop(0)
+            actor.streaks.pop(row["seat"], None)
         streak = actor.streaks.setdefault(row["seat"], Streak())
         if row["kind"] == "acted":
             streak.count, streak.started_at = 0, None
@@ -164,3 +177,6 @@ async def _restore_streaks(conn: Any, actor: TableActor) -> None:
             streak.count += 1
             if streak.started_at is None:
                 streak.started_at = row["at"].timestamp()
+    for seat, ended in resets.items():
+        if ended:  # an exempted abandonment after the streak's last automatic action
+            actor.streaks.pop(seat, None)
