@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -44,6 +45,17 @@ def build_app(config: Config) -> web.Application:
     return create_app(config, password_cost=cost)
 
 
+def insecure_cookies(host: str, secure_cookies: bool) -> bool:
+    """Cookies without the Secure flag where others than this machine can reach the house (a
+    loopback address is only this machine's)."""
+    if secure_cookies or host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: served to whoever resolves it
+        return True
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="barajamos serve", description="Start the house.")
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
@@ -63,6 +75,12 @@ def main(argv: list[str]) -> int:
                                 "database": "url" if config.database_url else "embedded",
                                 "data_dir": str(config.data_path)})
     print(f"Barajamos is starting on http://{config.host}:{config.port}/", file=sys.stderr)
+    if insecure_cookies(config.host, config.secure_cookies):
+        log.warning("cookies without the Secure flag on a public address",
+                    extra={"host": config.host, "fix": "serve behind HTTPS and set"
+                           " BARAJAMOS_SECURE_COOKIES=1"})
+        print("warning: session cookies go without the Secure flag on a public address;"
+              " serve behind HTTPS and set BARAJAMOS_SECURE_COOKIES=1", file=sys.stderr)
     # run_app handles SIGINT/SIGTERM: on_shutdown closes sockets with GOING_AWAY, then cleanup
     # persists what it must and stops the embedded PostgreSQL
     web.run_app(app, host=config.host, port=config.port, print=None,

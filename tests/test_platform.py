@@ -13,7 +13,7 @@ from server.accounts import INTERACTIVE, MINIMUM
 from server.app import PASSWORD_COST
 from server.config import ConfigError, PasswordCostLevel, from_env
 from server.db import MigrationError, load_migrations, migrate
-from server.serve import build_app
+from server.serve import build_app, insecure_cookies
 from server.serve import main as serve_main
 
 
@@ -92,6 +92,16 @@ async def test_a_failing_migration_leaves_nothing_behind(database_url: str, tmp_
         assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == 0
     finally:
         await conn.close()
+
+
+@pytest.mark.parametrize(("host", "secure", "warned"), [
+    ("127.0.0.1", False, False), ("::1", False, False), ("localhost", False, False),
+    ("0.0.0.0", False, True), ("192.0.2.7", False, True), ("play.example", False, True),
+    ("0.0.0.0", True, False),
+])
+def test_serve_warns_of_cookies_without_secure_on_a_public_address(
+        host: str, secure: bool, warned: bool) -> None:
+    assert insecure_cookies(host, secure) is warned
 
 
 def test_secrets_file_is_json(tmp_path: Path) -> None:
