@@ -22,6 +22,8 @@ from server.accounts import Role, set_role
 from server.app import POOL
 from server.clock import VirtualClock
 from server.live.model import TableKind
+from server.live.table import TableActor
+from server.live.writer import WriteRefused
 from server.ranked import http as ranked_http
 from server.ranked import ledger, ratings, review
 from server.ranked.service import (
@@ -724,6 +726,35 @@ async def test_a_ranked_match_through_the_live_house_ends_by_abandonment(wired: 
     assert record["source"] == f"live:{table}:1:{seat_of['bia']}"
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
     assert (await ratings.rating_of(wired.pool, ana.id, P, 2)).rating > 1500
+
+
+async def test_a_first_deal_that_cannot_be_saved_gives_the_stakes_back(
+        wired: House, monkeypatch: pytest.MonkeyPatch) -> None:
+    ana, bia = await wired.players("ana", "bia")
+    original = TableActor._write
+    refused: list[str] = []
+
+    async def blip(self: TableActor, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+        if not refused and any("INSERT INTO live_matches" in sql for sql, _ in statements):
+            refused.append(self.id)
+            raise WriteRefused()  # the database blips just as the first match starts
+        await original(self, statements)
+
+    monkeypatch.setattr(TableActor, "_write", blip)
+    for player in (ana, bia):
+        await player.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await wired.clock.advance(1)  # the stakes are held, the start is refused
+    assert refused
+    # the table closed unplayed and its stakes came back (they were held once more per round)
+    assert await ledger.balance(wired.pool, ana.id) == 1000
+    assert await ledger.balance(wired.pool, bia.id) == 1000
+    assert await wired.pool.fetchval(
+        "SELECT status FROM live_tables WHERE id = $1", refused[0]) == "closed"
+    await wired.clock.advance(1)  # the next round opens another table, staked once
+    status = (await ana.json("/api/ranked/queue"))["queue"]
+    assert status["state"] == "seated" and status["table"] != refused[0], status
+    assert await ledger.balance(wired.pool, ana.id) == 950
+    assert await ledger.balance(wired.pool, bia.id) == 950
 
 
 # --- malformed input: a clear 4xx that changes nothing ------------------------------------------

@@ -207,18 +207,44 @@ class House:
             if before_start is not None:
                 await before_start(actor.id)
         except BaseException:
-            # nothing was dealt: everybody leaves and the table closes, as if never opened
-            for user in users_by_seat:
-                if actor.seat_of(user) is not None:
-                    await actor.call(partial(actor.leave, user))
+            await self._close_unplayed(actor, users_by_seat)
             raise
         self.lineups[actor.id] = Lineup(tuple(users_by_seat), restart_overlap=False)
         try:
             await actor.call(partial(actor.start_match, first))
+        except Exception:
+            # a start saved in part re-read what was written (the table's `_run`, done before
+            # this next call runs): a match that stands is played; one that does not closes
+            if await self._playing(actor):
+                log.warning("launch went on after a failed write", extra={"table": actor.id})
+                return actor.id
+            self.lineups.pop(actor.id, None)
+            await self._close_unplayed(actor, users_by_seat)
+            raise
         except BaseException:
             self.lineups.pop(actor.id, None)
             raise
         return actor.id
+
+    async def _close_unplayed(self, actor: TableActor, users: Sequence[int]) -> None:
+        """Nothing was dealt: everybody leaves and the table closes, as if never opened (what
+        cannot be saved now, a restart closes: `start`)."""
+        try:
+            for user in users:
+                if actor.seat_of(user) is not None:
+                    await actor.call(partial(actor.leave, user))
+        except LiveError as exc:
+            log.error("unplayed table not closed", extra={"table": actor.id, "error": exc.code})
+
+    @staticmethod
+    async def _playing(actor: TableActor) -> bool:
+        async def status() -> bool:
+            return actor.status is TableStatus.PLAYING
+
+        try:
+            return await actor.call(status)
+        except LiveError:
+            return False
 
     def lineup(self, result: MatchResult) -> Lineup | None:
         """The players a finished competitive match is settled for: the seats as the table

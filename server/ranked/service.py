@@ -686,15 +686,24 @@ class RankedService:
         for formed in list(self.formed):
             if formed.kind is TableKind.RANKED and not await self._still_eligible(formed):
                 continue
-            hold = (partial(self._hold, formed) if formed.kind is TableKind.RANKED else None)
+            held: list[str] = []  # the table whose stakes `hold` took
+
+            async def hold(table_id: str, formed: FormedTable = formed,
+                           held: list[str] = held) -> None:
+                await self._hold(formed, table_id)
+                held.append(table_id)
+
             try:
-                table_id = await self.launcher.launch(formed.kind, formed.variant,
-                                                      len(formed.seating), formed.seating,
-                                                      formed.stake, before_start=hold)
+                table_id = await self.launcher.launch(
+                    formed.kind, formed.variant, len(formed.seating), formed.seating,
+                    formed.stake, before_start=hold if formed.kind is TableKind.RANKED else None)
             except Exception:
-                # the live house could not open it now, or a stake could not be held (the
-                # table closed unplayed): try again next round, eligibility checked again
+                # the live house could not open it now, or a stake could not be held, or the
+                # first deal could not be saved (the table closed unplayed): the stakes held
+                # for it go back, and the next round tries again, eligibility checked again
                 log.exception("ranked_launch_failed")
+                for unplayed in held:
+                    await self._refund_unplayed(formed, unplayed)
                 continue
             self.formed.remove(formed)
             if formed.kind is TableKind.RANKED:
@@ -704,6 +713,12 @@ class RankedService:
                 assert formed.arena_id is not None and formed.arena_table is not None
                 self.arenas[formed.arena_id].tables[table_id] = formed.arena_table
                 self.arena_tables[table_id] = formed.arena_id
+
+    async def _refund_unplayed(self, formed: FormedTable, table_id: str) -> None:
+        try:
+            await ledger.refund(self.pool, match_ref(formed.kind, table_id, 1))
+        except Exception:  # the database is away: a restart refunds unplayed holds
+            log.exception("ranked_refund_failed", extra={"table": table_id})
 
     async def _hold(self, formed: FormedTable, table_id: str) -> None:
         """The stakes, before the first deal: a ranked match is never played unstaked."""
