@@ -757,6 +757,30 @@ async def test_a_first_deal_that_cannot_be_saved_gives_the_stakes_back(
     assert await ledger.balance(wired.pool, bia.id) == 950
 
 
+async def test_one_arena_at_a_time_and_its_table_played_out(staffed: House) -> None:
+    op = await staffed.player("judge", operator=True)
+    ana, bia, caio = await staffed.players("ana", "bia", "caio")
+    first = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2},
+                           status=201))["arena"]["id"]
+    second = (await op.json("/api/ranked/arenas", {"variant": "mineiro", "seats": 2},
+                            status=201))["arena"]["id"]
+    await ana.json(f"/api/ranked/arenas/{first}/join", {})
+    refused = await ana.post(f"/api/ranked/arenas/{second}/join", {})
+    assert refused.status == 409 and (await refused.json())["error"] == "in_arena"
+    await bia.json(f"/api/ranked/arenas/{first}/join", {})
+    await staffed.clock.advance(1)  # ana and bia are paired at a table of the first arena
+    assert [seating for *_, seating, _ in staffed.launcher.launched] == [(ana.id, bia.id)] or [
+        seating for *_, seating, _ in staffed.launcher.launched] == [(bia.id, ana.id)]
+    await ana.json(f"/api/ranked/arenas/{first}/leave", {})  # she still sits at that table
+    for path, body in (("/api/ranked/queue", {"variant": "paulista", "seats": 2}),
+                       (f"/api/ranked/arenas/{second}/join", {})):
+        refused = await ana.post(path, body)
+        assert refused.status == 409 and (await refused.json())["error"] == "in_arena", path
+    await caio.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await staffed.clock.advance(1)
+    assert len(staffed.launcher.launched) == 1  # nobody sat her at a second table
+
+
 # --- malformed input: a clear 4xx that changes nothing ------------------------------------------
 
 

@@ -89,7 +89,7 @@ ERROR_PT: Final = {
     "paused": "Você está suspenso das ranqueadas por abandonos repetidos.",
     "partner_paused": "A sua dupla está suspensa das ranqueadas por abandonos repetidos.",
     "partner_insufficient_chips": "A sua dupla não tem fichas suficientes para a aposta.",
-    "in_arena": "Saia da arena antes de entrar na fila ranqueada.",
+    "in_arena": "Você já está numa arena (ou numa mesa dela): saia dela antes.",
     "insufficient_chips": "Você não tem fichas suficientes para a aposta da ranqueada.",
     "bad_arena": "Dados da arena inválidos.",
     "unknown_arena": "Arena não encontrada.",

@@ -554,11 +554,13 @@ class RankedService:
         if stake and await ledger.balance(self.pool, user) < stake:
             raise RankedError("insufficient_chips", f"A ranked match takes {stake} chips.")
 
-    def _in_arena(self, user: int) -> bool:
+    def _in_arena(self, user: int, *, other_than: str | None = None) -> bool:
+        """In an arena that still pairs this player, or at one of its tables (a player who left
+        an arena plays out the table they sit at): one place in ranked play at a time."""
         return any(
-            (entrant := event.arena.entrant(user)) is not None and entrant.active
-            and not event.arena.closed
-            for event in self.arenas.values()
+            (entrant := event.arena.entrant(user)) is not None
+            and (entrant.busy or (entrant.active and not event.arena.closed))
+            for event in self.arenas.values() if event.id != other_than
         )
 
     def _busy(self, user: int, *, allow_invitation: bool = False) -> str | None:
@@ -815,6 +817,9 @@ class RankedService:
             if busy is not None:
                 raise RankedError("already_queued", f"You are {busy} in ranked play: leave the "
                                                     "ranked queue before joining an arena.")
+            if self._in_arena(user, other_than=arena_id):
+                raise RankedError("in_arena", "You are in another arena (or at one of its"
+                                              " tables): leave it before joining this one.")
             await self.eligible(user, 0)
             rating = (await ratings.rating_of(self.pool, user, event.variant,
                                               event.arena.seats)).rating
