@@ -350,3 +350,20 @@ async def test_the_database_itself_refuses_bad_bookkeeping(pool: asyncpg.Pool) -
                 )
     assert (await snapshot(pool))[ledger.wallet(ana)] == STARTING_GRANT - 10
     await assert_books_balance(pool, 2)
+
+
+async def test_the_database_keeps_the_books_whatever_the_caller(pool: asyncpg.Pool) -> None:
+    ana, bia = await make_users(pool, 2)
+    grant = await ledger.ensure_wallet(pool, ana)
+    await pool.execute("INSERT INTO chip_accounts (code, kind) VALUES ('stake:x', 'stake')")
+    before = await pool.fetchval("SELECT sum(balance) FROM chip_accounts")
+    # a line added to an entry posted long ago: its entry no longer sums to zero
+    with pytest.raises(asyncpg.CheckViolationError, match="unbalanced"):
+        await pool.execute(
+            "INSERT INTO chip_lines (entry_id, account_id, amount, balance_after)"
+            " SELECT $1, id, 5000, 0 FROM chip_accounts WHERE code = 'stake:x'", grant.entry_id)
+    # an account created holding chips no line put there
+    with pytest.raises(asyncpg.CheckViolationError, match="open holding"):
+        await pool.execute("INSERT INTO chip_accounts (code, kind, user_id, balance)"
+                           " VALUES ($1, 'wallet', $2, 777777)", ledger.wallet(bia), bia)
+    assert await pool.fetchval("SELECT sum(balance) FROM chip_accounts") == before == 0
