@@ -176,6 +176,29 @@ async def test_a_settlement_cut_off_by_a_crash_is_made_at_the_next_start(
     assert len(await ratings.history(third.app[POOL], users[1], Variant.PAULISTA, 2)) == 1
 
 
+async def test_a_match_that_spanned_a_restart_stays_exempt_when_settled_at_the_next_start(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(first.base, "ana", "bia")
+    users = await _ids(first, "ana", "bia")
+    tid = await _launch(first, users)
+    await ana.close()
+    await bia.close()
+    await first.client.close()  # a restart mid-match
+    await vclock.advance(30.0)
+    second = await start_live(make_app, aiohttp_client, vclock)
+    assert second.house.lineups[tid].restart_overlap is True
+    second.house.settler = None  # ...and the process dies before the settlement
+    ana = await Player(second.base, "ana").login()
+    status, _ = await ana.post(f"/api/tables/{tid}/leave")
+    assert status == 200
+    await ana.close()
+    await second.client.close()
+    # settled at the next start, as it would have been live: the restart exempts it
+    third = await start_live(make_app, aiohttp_client, vclock)
+    assert await _record_status(third, tid) == [(users[0], "exempt")]
+
+
 async def test_a_stake_that_cannot_be_held_closes_the_table_unplayed(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     live = await start_live(make_app, aiohttp_client, vclock)

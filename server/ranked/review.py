@@ -123,7 +123,9 @@ async def _audit(conn: Conn, record_id: int, actor: int | None, action: str, not
 async def record_fault(
     db: Db, kind: str, started_at: datetime, ended_at: datetime | None, note: str = ""
 ) -> int:
-    """Write down a server fault or restart (the server does so at boot for the downtime)."""
+    """Write down a server fault or restart by hand (an outage outside the house's own runs).
+    The house's restarts reach a record through its `restart_overlap` flag instead: live, or
+    from `server_runs` when a match is settled at the next start."""
     if kind not in ("restart", "fault"):
         raise ReviewStoreError("bad_record", "A fault is a 'restart' or a 'fault'.")
     started_at = _aware(started_at, "started_at")

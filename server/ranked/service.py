@@ -448,7 +448,7 @@ class RankedService:
                 self.pool, table_id=table_id, match_number=number, kind=TableKind.RANKED,
                 variant=Variant(match["variant"]), seats=match["seats"], users_by_seat=users,
                 termination=Termination(match["termination"]), winner_team=match["winner"],
-                forfeit_seat=forfeit, restart_overlap=False,
+                forfeit_seat=forfeit, restart_overlap=match["restart_overlap"],
                 evidence=_evidence(match["evidence"]) if forfeit is not None else ())
         except StoreError:
             log.exception("ranked_settle_interrupted_failed", extra=extra)
@@ -878,7 +878,11 @@ class RankedService:
 _UNSETTLED = """
 SELECT m.table_id, m.number, m.termination, m.winner, t.variant, t.seats,
        array(SELECT s.user_id FROM live_seats s WHERE s.table_id = t.id ORDER BY s.seat) AS users,
-       a.seat AS forfeit_seat, a.user_id AS forfeit_user, a.evidence
+       a.seat AS forfeit_seat, a.user_id AS forfeit_user, a.evidence,
+       -- a server run began while the match was on: it spanned a restart
+       EXISTS (SELECT 1 FROM server_runs r
+               WHERE r.started_at > m.started_at AND r.started_at <= m.ended_at)
+         AS restart_overlap
 FROM live_matches m
 JOIN live_tables t ON t.id = m.table_id
 LEFT JOIN abandonments a ON a.table_id = m.table_id AND a.match_number = m.number
