@@ -12,6 +12,7 @@ from truco.fairness import SHUFFLE_VERSION, canonical_json, commitment, seed_cha
 from truco.match import legal_actions, new_match, start_hand
 from truco.records import (
     GENESIS_HASH,
+    MAX_SEED_CHAIN_LENGTH,
     DealerChoice,
     RecordEnd,
     RecordError,
@@ -258,3 +259,30 @@ def test_random_legal_tables_build_records_that_verify(variant, seats, mode):
         table = sample_table(table_id=f"p-{seed}", config=config, hands=6, seed=seed, last_end=end)
         report = check_chain([table.anchor_statement, *table.records], pinned=[PUBLIC_KEY])
         assert report.ok, report.failures
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r: r["deal"].update(vira=5), "$.deal.vira: expected a string, got an integer"),
+        (lambda r: r["deck"].__setitem__(1, 5), "$.deck[1]: expected a string, got an integer"),
+        (lambda r: r["deck"].__setitem__(1, "8C"), "$.deck[1]: unknown card"),
+    ],
+)
+def test_a_card_error_names_its_path_once(mutate, message):
+    record = minimal_record()
+    mutate(record)
+    with pytest.raises(RecordError) as caught:
+        parse_record(record, signed=False)
+    assert str(caught.value).startswith(message)
+    assert str(caught.value).count("$.") == 1
+
+
+def test_a_seed_anchor_names_at_most_the_longest_chain():
+    anchor = seed_chain(SEED, 1)[0]
+    parsed = parse_statement(build_seed_anchor("t-1", 1, MAX_SEED_CHAIN_LENGTH, anchor),
+                             signed=False)  # fmt: skip
+    assert parsed.length == MAX_SEED_CHAIN_LENGTH == 2**20
+    with pytest.raises(RecordError) as caught:
+        build_seed_anchor("t-1", 1, MAX_SEED_CHAIN_LENGTH + 1, anchor)
+    assert caught.value.path == "$.length"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import http.server
 import json
+import socketserver
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -300,6 +302,13 @@ def test_deck_human_output_and_phrase_contribution(capsys):
             "--seats",
             "2",
         ],
+        # "²" is a digit to str.isdigit(), not to int()
+        ["deck", "--seed", "ab" * 32, "--table", "t", "--hand", "1", "--variant", "paulista",
+         "--seats", "2", "--contribution", "\u00b2=ab"],
+        # a command line that is not UTF-8 arrives with lone surrogates (surrogateescape)
+        ["deck", "--seed", "ab" * 32, "--table", "t", "--hand", "1", "--variant", "paulista",
+         "--seats", "2", "--contribution-text", "0=\udcff"],
+        ["hand", "RECORD", "--mine-text", "\udcff"],
         ["hand", "/nonexistent/record.json"],
         ["hand", "RECORD", "--key", "xyz"],
         ["hand", "RECORD", "--key-file", "/nonexistent/key"],
@@ -432,3 +441,138 @@ def test_arbitrary_json_never_crashes_the_verifier(tmp_path, capsys, value, comm
     out, err = capsys.readouterr()
     assert status == 2, (out, err)
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_an_unexpected_error_is_one_line_exit_2(capsys, hand_file, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr("verifier.cli.check_hand", broken)
+    status, out, err = run(capsys, "hand", str(hand_file))
+    assert status == 2 and out == ""
+    assert err == "barajamos-verify: internal error: RuntimeError: boom\\nsecond line\n"
+
+
+def test_hostile_text_is_printed_on_one_line_escaped(capsys, tmp_path):
+    record = load_vectors("hand.json")["record"]
+    record["a\nb\x1b[31m"] = 1
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps(record))
+    status, out, err = run(capsys, "hand", str(path))
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "\x1b" not in err
+    assert "a\\nb\\x1b[31m" in err
+
+
+def test_json_lines_split_on_newlines_only(capsys, tmp_path):
+    # U+2028, U+2029 and U+0085 are allowed in a table id and written raw by canonical JSON:
+    # str.splitlines() cut such a record in two. Lines may end in \r\n.
+    table_id = "mesa\u2028\u2029\x85fim"
+    table = sample_table(
+        table_id=table_id, config=MatchConfig(Variant.MINEIRO, 2, TeamMode.VOTE), hands=3, seed=5
+    )
+    path = tmp_path / "chain.jsonl"
+    entries = [table.anchor_statement, *table.records]
+    path.write_bytes(
+        "".join(json.dumps(e, ensure_ascii=False) + "\r\n" for e in entries).encode()
+    )
+    assert "\u2028".encode() in path.read_bytes()
+    status, out, err = run(capsys, "chain", str(path), "--key", PUBLIC_KEY)
+    assert status == 0, (out, err)
+    # the report names the table with its separators escaped: one line per line
+    assert "table mesa\\u2028\\u2029\\x85fim hand 3: verified" in out
+    assert "\u2028" not in out and "\x85" not in out
+
+
+def test_a_closed_stdout_is_not_a_traceback(chain_file):
+    # `barajamos-verify chain ... | head -1`: the reader leaves; the exit status stays.
+    child = subprocess.Popen(
+        [sys.executable, "-m", "verifier", "--json", "chain", str(chain_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # before the child has written anything
+    with child.stderr:
+        err = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 0
+    assert err == ""
+
+
+# Answers no honest server gives, by path: each must end in one line and exit 2, quickly.
+RAW_ANSWERS = {
+    "/garbage": b"hello garbage\r\n\r\n",
+    "/long-header": b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70_000 + b"\r\n\r\n{}",
+    "/many-headers": b"HTTP/1.1 200 OK\r\n" + b"X: a\r\n" * 200 + b"\r\n{}",
+    "/chunk-cut": b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{"a":1',
+    "/short-body": b'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{"a":1}',
+    "/to-ftp": b"HTTP/1.1 302 Found\r\nLocation: ftp://127.0.0.1:1/x.json\r\n"
+    b"Content-Length: 0\r\n\r\n",
+    "/escape": b"HTTP/1.1 404 \x1b[31mRED\x1b[0m\r\nContent-Length: 0\r\n\r\n",
+}
+
+
+@pytest.fixture
+def raw_server() -> Iterator[str]:
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            path = self.rfile.readline().split()[1].decode()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass
+            try:
+                if path.startswith("/trickle"):
+                    # a byte every 0.3 s, well within the per-operation timeout, for 9 s in all
+                    if path == "/trickle-body":
+                        head, slow = b"HTTP/1.1 200 OK\r\n\r\n", b" " * 30
+                    else:
+                        head, slow = b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a" * 30
+                    self.wfile.write(head)
+                    for byte in slow:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(0.3)
+                else:
+                    self.wfile.write(RAW_ANSWERS[path])
+            except OSError:
+                pass  # the verifier hung up
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.mark.parametrize("path", list(RAW_ANSWERS))
+def test_a_broken_http_answer_is_one_line_exit_2(capsys, raw_server, path):
+    status, out, err = run(capsys, "hand", f"{raw_server}{path}")
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and "\x1b" not in err
+    assert err.startswith(f"barajamos-verify: {raw_server}{path}: ")
+    expected = {"/to-ftp": "only http and https", "/escape": "HTTP 404 \\x1b[31mRED\\x1b[0m"}
+    assert expected.get(path, "not a valid HTTP answer") in err
+
+
+@pytest.mark.parametrize("path", ["/trickle-body", "/trickle-head"])
+def test_a_trickling_server_meets_the_total_deadline(capsys, raw_server, monkeypatch, path):
+    monkeypatch.setattr("verifier.sources.URL_TIMEOUT_SECONDS", 1.5)
+    started = time.monotonic()
+    status, _, err = run(capsys, "hand", f"{raw_server}{path}")
+    assert time.monotonic() - started < 5
+    assert status == 2 and "no complete answer within 1.5 s" in err
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://a b/x", "http://a\nb/x"])
+def test_a_malformed_url_is_one_line_exit_2(capsys, url):
+    status, out, err = run(capsys, "hand", url)
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "not a usable URL" in err

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,8 +14,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import verifier.check as verifier_check
 from truco.cards import CANONICAL_DECK
-from truco.records import build_key_handover, build_ledger_head, record_hash
+from truco.fairness import MAX_HAND_NUMBER, draw_first_dealer, seed_chain
+from truco.records import (
+    MAX_SEED_CHAIN_LENGTH,
+    DealerChoice,
+    RecordEnd,
+    build_key_handover,
+    build_ledger_head,
+    build_record,
+    build_seed_anchor,
+    record_hash,
+)
 from truco.variants import MatchConfig, TeamMode, Variant
 from verifier.check import CheckName, Report, Status, check_chain, check_hand
 from verifier.cli import main
@@ -331,3 +344,142 @@ def test_the_first_hand_of_a_table_must_draw_its_dealer(table):
                                              "by": "rotation"})  # fmt: skip
     report = check_hand(first, pinned=[KEY])
     assert [check.name for _, check in report.failures] == [CheckName.DEALER]
+
+
+# --------------------------------------------------------------------------- seed anchors
+
+
+def anchor_with(table, **changes: Any) -> dict[str, Any]:
+    unsigned = {
+        k: v
+        for k, v in table.anchor_statement.items()
+        if k not in ("key_id", "public_key", "signature")
+    }
+    unsigned.update(changes)
+    return sign_statement(unsigned, sample_signing_key())
+
+
+ANCHOR_LABEL = "seed anchor of table mesa-t from hand {}"
+
+
+@pytest.mark.parametrize("bogus_first", [True, False])
+def test_two_disagreeing_anchors_of_one_chain_fail_in_any_order(table, bogus_first):
+    # The house signed two anchors for the same hands: evidence, whichever the file gives last.
+    bogus = anchor_with(table, anchor="cd" * 32)
+    pair = [bogus, table.anchor_statement] if bogus_first else [table.anchor_statement, bogus]
+    report = check_chain([*pair, *table.records], pinned=[KEY])
+    assert (ANCHOR_LABEL.format(1), CheckName.SEED_CHAIN) in failed(report)
+    for entry in report.entries[:2]:
+        reason = entry.check(CheckName.SEED_CHAIN).reason
+        assert entry.check(CheckName.SEED_CHAIN).failed and "two seed chains" in reason
+    assert report.entries[2].check(CheckName.SEED_CHAIN).failed  # hand 1: which anchor holds?
+
+
+def test_the_same_anchor_twice_is_no_contradiction(table):
+    report = check_chain([table.anchor_statement, *table.records, table.anchor_statement],
+                         pinned=[KEY])  # fmt: skip
+    assert report.ok, report.failures
+
+
+def test_an_anchor_must_match_the_hand_it_names(table):
+    # A signed anchor for a chain "starting" at hand 3, while hand 3 goes on with chain 1.
+    stray = anchor_with(table, chain_start=3)
+    report = check_chain([table.anchor_statement, stray, *table.records], pinned=[KEY])
+    assert failed(report) == {(ANCHOR_LABEL.format(3), CheckName.SEED_CHAIN)}
+    assert "starts at hand 1" in report.entries[1].check(CheckName.SEED_CHAIN).reason
+    # a hand that does start a chain there, but commits to something else, fails it too
+    third = resign(table.records[2], chain_start=3)
+    wrong = anchor_with(table, chain_start=3, anchor="cd" * 32)
+    report = check_chain([wrong, third], pinned=[KEY])
+    assert (ANCHOR_LABEL.format(3), CheckName.SEED_CHAIN) in failed(report)
+    assert "not this anchor" in report.entries[0].check(CheckName.SEED_CHAIN).reason
+
+
+def test_an_anchor_is_matched_with_its_hand_or_skipped(table):
+    report = check_chain([table.anchor_statement, *table.records], pinned=[KEY])
+    assert report.entries[0].check(CheckName.SEED_CHAIN).status is Status.PASS
+    report = check_chain([table.anchor_statement, *table.records[2:]], pinned=[KEY])
+    assert report.ok
+    assert report.entries[0].check(CheckName.SEED_CHAIN).status is Status.SKIP
+    # the first record given still hashes down to the anchor
+    assert report.entries[1].check(CheckName.SEED_CHAIN).status is Status.PASS
+
+
+def test_hands_past_the_anchored_length_fail(table):
+    short = anchor_with(table, length=3)
+    report = check_chain([short, *table.records], pinned=[KEY])
+    assert failed(report) == {
+        ("table mesa-t hand 4", CheckName.SEED_CHAIN),
+        ("table mesa-t hand 5", CheckName.SEED_CHAIN),
+    }
+    assert "past its end" in report.entries[4].check(CheckName.SEED_CHAIN).reason
+    # a file starting mid-table is caught the same way, without hashing down
+    report = check_chain([short, *table.records[3:]], pinned=[KEY])
+    assert ("table mesa-t hand 4", CheckName.SEED_CHAIN) in failed(report)
+
+
+def bare_record(hand: int, seed: bytes, chain_start: int = 1) -> dict[str, Any]:
+    """A signed record of a cancelled hand with no action, at any hand number."""
+    contributions: list[bytes | None] = [None, None]
+    dealer = draw_first_dealer(seed, "mesa-t", contributions, 2)
+    unsigned = build_record(
+        table_id="mesa-t", hand_number=hand, chain_start=chain_start, config=CONFIG,
+        dealer=dealer, dealer_by=DealerChoice.DRAW, score_before=(0, 0),
+        contributions=contributions, seed=seed, actions=[], end=RecordEnd.CANCELLED,
+        forfeit_team=None, score_after=(0, 0), match_winner=None, prev_hash=bytes(32),
+    )  # fmt: skip
+    return sign_record(unsigned, sample_signing_key())
+
+
+def test_a_huge_chain_index_fails_before_any_hashing():
+    # hand 2^32 - 1 on a chain from hand 1: the old verifier hashed its seed 4 billion times
+    anchor = sign_statement(
+        build_seed_anchor("mesa-t", 1, MAX_SEED_CHAIN_LENGTH, bytes(32)), sample_signing_key()
+    )
+    started = time.monotonic()
+    report = check_chain([anchor, bare_record(MAX_HAND_NUMBER, bytes(range(32)))], pinned=[KEY])
+    assert time.monotonic() - started < 5
+    reason = report.entries[1].check(CheckName.SEED_CHAIN).reason
+    assert report.entries[1].check(CheckName.SEED_CHAIN).failed and "past its end" in reason
+
+
+def test_hashing_down_after_gaps_is_bounded(monkeypatch):
+    # Records after a gap hash down to the anchor; a hostile file of many such records gets a
+    # bounded total (a chain that verifies needs one walk, for its first record).
+    seeds = seed_chain(bytes(range(32)), 20)
+    anchor = sign_statement(build_seed_anchor("mesa-t", 1, 20, seeds[0]), sample_signing_key())
+    monkeypatch.setattr(verifier_check, "_HASH_BUDGET", 12)
+    records = [bare_record(10, seeds[10]), bare_record(8, seeds[8]), bare_record(6, seeds[6])]
+    report = check_chain([anchor, *records], pinned=[KEY])
+    statuses = [entry.check(CheckName.SEED_CHAIN).status for entry in report.entries[1:]]
+    assert statuses == [Status.PASS, Status.SKIP, Status.SKIP]
+    assert "a bound against hostile input" in report.entries[2].check(CheckName.SEED_CHAIN).reason
+
+
+def test_handovers_in_any_order_are_followed_in_one_walk(table, monkeypatch):
+    # key 0 -> key 1 -> ... -> key N, given newest first: the old loop made a pass over every
+    # statement per hand-over it learnt (quadratic); now each is looked at once.
+    keys = [sample_signing_key()] + [signing_key_from_seed(bytes([i]) * 32) for i in range(1, 41)]
+    handovers = [
+        sign_statement(build_key_handover(1_800_000_000, bytes(new.verify_key)), old)
+        for old, new in itertools.pairwise(keys)
+    ]
+    records = rechain(list(table.records), [keys[-1]] * len(table.records))
+    lookups = 0
+
+    class CountingSet(set[bytes]):
+        def __contains__(self, key: object) -> bool:
+            nonlocal lookups
+            lookups += 1
+            return super().__contains__(key)
+
+    class CountingTrust(verifier_check.KeyTrust):
+        def __post_init__(self) -> None:
+            self.trusted = CountingSet(self.pinned)
+
+    monkeypatch.setattr(verifier_check, "KeyTrust", CountingTrust)
+    report = check_chain([*reversed(handovers), *records], pinned=[KEY])
+    assert report.ok, report.failures
+    assert "handed over" in report.entries[-1].check(CheckName.KEY).reason
+    # following: once per hand-over; then the key check of every entry
+    assert lookups <= 2 * len(handovers) + len(records) + 5, lookups

@@ -41,6 +41,9 @@ KEY_ID_BYTES: Final = 8
 PUBLIC_KEY_BYTES: Final = 32
 SIGNATURE_BYTES: Final = 64
 SIGNATURE_FIELDS: Final = ("key_id", "public_key", "signature")
+# The longest seed chain an anchor may announce (FAIRNESS.md 8): a verifier may have to hash a
+# seed down this many times to reach its anchor, so the bound keeps that to about a second.
+MAX_SEED_CHAIN_LENGTH: Final = 2**20
 
 
 class RecordKind(StrEnum):
@@ -418,8 +421,9 @@ def _action(item: object, path: str) -> Action:
 
 
 def _card(value: object, path: str) -> Card:
+    text = _str(value, path)  # its RecordError already names the path: not wrapped again below
     try:
-        return parse_card(_str(value, path))
+        return parse_card(text)
     except ValueError as exc:
         raise RecordError(path, str(exc)) from None
 
@@ -602,7 +606,7 @@ def parse_statement(obj: object, *, signed: bool = True) -> Statement:
         return SeedAnchor(
             table=_table(statement["table"], "$.table"),
             chain_start=chain_start,
-            length=_int(statement["length"], "$.length", 1, MAX_HAND_NUMBER),
+            length=_int(statement["length"], "$.length", 1, MAX_SEED_CHAIN_LENGTH),
             anchor=_hex(statement["anchor"], "$.anchor", SEED_BYTES),
             signed_by=signature,
         )

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from truco.cards import Card
 from truco.fairness import (
@@ -28,6 +29,7 @@ from truco.fairness import (
 )
 from truco.records import (
     GENESIS_HASH,
+    MAX_SEED_CHAIN_LENGTH,
     DealerChoice,
     HandRecord,
     KeyHandover,
@@ -420,27 +422,91 @@ def check_chain(
     _follow_handovers(statements, trust)
 
     table = hands[0].record.table
-    anchors: dict[int, bytes] = {}
-    reports: list[EntryReport] = []
+    by_number: dict[int, list[_Hand]] = {}
+    for hand in hands:
+        by_number.setdefault(hand.record.hand, []).append(hand)
+    statement_checks: list[list[CheckResult]] = []
+    # chain_start -> the distinct anchors trusted statements give for it (more than one is a
+    # contradiction the house signed, whatever their order in the file)
+    anchors: dict[int, list[SeedAnchor]] = {}
     for obj, statement in statements:
         assert statement.signed_by is not None
         checks = [trust.check(statement.signed_by), _signature_check(obj, statement.signed_by)]
         trusted = not any(check.failed for check in checks)
         if isinstance(statement, SeedAnchor) and statement.table == table and trusted:
-            anchors[statement.chain_start] = statement.anchor
+            known = anchors.setdefault(statement.chain_start, [])
+            if not any(_same_anchor(statement, other) for other in known):
+                known.append(statement)
+        statement_checks.append(checks)
+
+    reports: list[EntryReport] = []
+    for (_, statement), checks in zip(statements, statement_checks, strict=True):
+        trusted = not any(check.failed for check in checks)
+        if isinstance(statement, SeedAnchor) and statement.table == table and trusted:
+            checks.append(_anchor_check(statement, anchors[statement.chain_start], by_number))
         if isinstance(statement, LedgerHead):
             checks.append(_ledger_check(statement, table, hands))
         reports.append(EntryReport(_statement_label(statement), _kind_of(statement), tuple(checks)))
 
+    budget = _HashBudget(_HASH_BUDGET)
     previous: _Hand | None = None
     for hand in hands:
         checks = _hand_checks(hand.obj, hand.record, trust, None)
         checks.append(_link_check(hand, previous, table))
-        checks.append(_seed_chain_check(hand.record, previous, anchors))
+        checks.append(_seed_chain_check(hand.record, previous, anchors, budget))
         checks.append(_match_check(hand.record, previous))
         reports.append(EntryReport(_label(hand.record), RecordKind.HAND, tuple(checks)))
         previous = hand
     return Report(tuple(reports))
+
+
+def _same_anchor(one: SeedAnchor, other: SeedAnchor) -> bool:
+    return (one.anchor, one.length) == (other.anchor, other.length)
+
+
+def _anchor_check(
+    anchor: SeedAnchor, same_chain: Sequence[SeedAnchor], by_number: Mapping[int, Sequence[_Hand]]
+) -> CheckResult:
+    """A trusted seed anchor of this table against the other anchors of its chain and against
+    the first hand of its chain (FAIRNESS.md 8)."""
+    start = anchor.chain_start
+    others = [other for other in same_chain if not _same_anchor(anchor, other)]
+    if others:
+        other = others[0]
+        what = (
+            f"anchor {other.anchor.hex()}, this one {anchor.anchor.hex()}: the house committed"
+            " to two seed chains"
+            if other.anchor != anchor.anchor
+            else f"length {other.length}, this one {anchor.length}"
+        )
+        return _fail(
+            CheckName.SEED_CHAIN,
+            f"another signed anchor of table {anchor.table} from hand {start} disagrees ({what})",
+        )
+    first_hands = by_number.get(start, ())
+    if not first_hands:
+        return CheckResult(
+            CheckName.SEED_CHAIN,
+            Status.SKIP,
+            f"hand {start}, the first of this seed chain, is not in the input",
+        )
+    for hand in first_hands:
+        record = hand.record
+        if record.chain_start != start:
+            return _fail(
+                CheckName.SEED_CHAIN,
+                f"hand {start} says its seed chain starts at hand {record.chain_start}, not at"
+                f" this anchor's hand {start}",
+            )
+        if record.commitment != anchor.anchor:
+            return _fail(
+                CheckName.SEED_CHAIN,
+                f"the commitment of hand {start} is {record.commitment.hex()}, not this anchor",
+            )
+    return _pass(
+        CheckName.SEED_CHAIN,
+        f"the commitment of hand {start}, the first of its chain, is this anchor",
+    )
 
 
 def _kind_of(statement: Statement) -> RecordKind:
@@ -455,23 +521,27 @@ def _follow_handovers(
     statements: Sequence[tuple[Mapping[str, Any], Statement]],
     trust: KeyTrust,
 ) -> None:
-    # A hand-over validly signed by a trusted key trusts the new key; repeat until nothing
-    # changes, so the order of statements in the file does not matter.
-    changed = True
-    while changed:
-        changed = False
-        for obj, statement in statements:
-            if not isinstance(statement, KeyHandover) or statement.new_public_key in trust.trusted:
-                continue
-            signer = statement.signed_by
+    # A hand-over validly signed by a trusted key trusts the new key. Hand-overs are indexed by
+    # their signer and walked breadth-first from the trusted keys, so the order of statements in
+    # the file does not matter and each hand-over is verified at most once.
+    by_signer: dict[bytes, list[tuple[Mapping[str, Any], KeyHandover]]] = {}
+    for obj, statement in statements:
+        if isinstance(statement, KeyHandover):
+            assert statement.signed_by is not None
+            by_signer.setdefault(statement.signed_by.public_key, []).append((obj, statement))
+    queue = deque(trust.trusted)
+    while queue:
+        key = queue.popleft()
+        for obj, handover in by_signer.pop(key, ()):
+            signer = handover.signed_by
             assert signer is not None
             if (
-                signer.public_key in trust.trusted
+                handover.new_public_key not in trust.trusted
                 and signer.key_id == key_id_for(signer.public_key)
                 and verify_signature(obj, signer.public_key, parsed=True)
             ):
-                trust.trusted.add(statement.new_public_key)
-                changed = True
+                trust.trusted.add(handover.new_public_key)
+                queue.append(handover.new_public_key)
 
 
 def _ledger_check(head: LedgerHead, table: str, hands: Sequence[_Hand]) -> CheckResult:
@@ -528,6 +598,18 @@ def _link_check(hand: _Hand, previous: _Hand | None, table: str) -> CheckResult:
     return _pass(CheckName.LINK, f"prev is the hash of hand {previous.record.hand}")
 
 
+# Hashing a seed down to its anchor costs up to MAX_SEED_CHAIN_LENGTH hashes. A chain that
+# verifies needs at most one such walk (its first record; any later record is compared with the
+# one before it, or its link already fails), so a total of twice that bounds the work a hostile
+# file of gapped records can cause without ever touching a chain that verifies.
+_HASH_BUDGET: Final = 2 * MAX_SEED_CHAIN_LENGTH
+
+
+@dataclass(slots=True)
+class _HashBudget:
+    left: int
+
+
 def _hash_times(seed: bytes, times: int) -> bytes:
     for _ in range(times):
         seed = hashlib.sha256(seed).digest()
@@ -535,9 +617,27 @@ def _hash_times(seed: bytes, times: int) -> bytes:
 
 
 def _seed_chain_check(
-    record: HandRecord, previous: _Hand | None, anchors: Mapping[int, bytes]
+    record: HandRecord,
+    previous: _Hand | None,
+    anchors: Mapping[int, Sequence[SeedAnchor]],
+    budget: _HashBudget,
 ) -> CheckResult:
-    anchor = anchors.get(record.chain_start)
+    same_chain = anchors.get(record.chain_start, ())
+    if len(same_chain) > 1:
+        return _fail(
+            CheckName.SEED_CHAIN,
+            f"the signed anchors of the seed chain from hand {record.chain_start} disagree",
+        )
+    anchor = same_chain[0] if same_chain else None
+    index = record.hand - record.chain_start + 1
+    if anchor is not None and index > anchor.length:
+        # checked before any hashing: the index alone can be billions
+        return _fail(
+            CheckName.SEED_CHAIN,
+            f"hand {record.hand} is index {index} of the seed chain from hand"
+            f" {record.chain_start}, whose anchor gives it {anchor.length} seed(s): past its end"
+            " a new chain must be anchored",
+        )
     if record.chain_start == record.hand:
         if anchor is None:
             return CheckResult(
@@ -546,7 +646,7 @@ def _seed_chain_check(
                 "a new seed chain starts at this hand; its signed anchor statement is not in the"
                 " input, so the commitment's publication time is not checked",
             )
-        if anchor == record.commitment:
+        if anchor.anchor == record.commitment:
             return _pass(
                 CheckName.SEED_CHAIN, "commitment is the signed anchor of a new seed chain"
             )
@@ -568,7 +668,16 @@ def _seed_chain_check(
         )
     if anchor is not None:
         # Without the previous record, hash the seed back down to the signed anchor.
-        if _hash_times(record.seed, record.hand - record.chain_start + 1) == anchor:
+        if index > budget.left:
+            return CheckResult(
+                CheckName.SEED_CHAIN,
+                Status.SKIP,
+                "not hashed down to its anchor: this input already took"
+                f" {_HASH_BUDGET - budget.left} hashes (a bound against hostile input; a chain"
+                " given in order needs one walk)",
+            )
+        budget.left -= index
+        if _hash_times(record.seed, index) == anchor.anchor:
             return _pass(CheckName.SEED_CHAIN, "the seed hashes down to its chain's signed anchor")
         return _fail(CheckName.SEED_CHAIN, "the seed does not hash down to its chain's anchor")
     return CheckResult(

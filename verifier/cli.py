@@ -1,13 +1,16 @@
 """`barajamos-verify`: a thin command line over `verifier.check` (docs/FAIRNESS.md 9).
 
-Exit status: 0 everything verified, 1 a check failed, 2 bad usage or unreadable input (one line
-on stderr, never a traceback). Results go to stdout, as text or, with --json, as one JSON object.
+Exit status: 0 everything verified, 1 a check failed, 2 bad usage, unreadable input or an
+unexpected error (one line on stderr, control characters escaped, never a traceback). Results go
+to stdout, as text or, with --json, as one JSON object; a reader that leaves early (`| head`) ends
+the output quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -23,6 +26,7 @@ from verifier.sources import (
     InputError,
     load_chain,
     load_object,
+    one_line,
 )
 from verifier.vectors_run import run_vectors
 
@@ -49,6 +53,14 @@ def _hex_arg(text: str, what: str, size: int | None = None) -> bytes:
     if size is not None and len(value) != size:
         raise UsageError(f"{what} must be {size} bytes ({2 * size} hex digits), got {len(value)}")
     return value
+
+
+def _utf8(text: str, what: str) -> bytes:
+    # A command line that is not valid UTF-8 reaches Python with lone surrogates in it.
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{what} is not valid UTF-8 text") from None
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -112,15 +124,20 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _phrase(text: str) -> bytes:
+    return _utf8(text, "--contribution-text")
+
+
 def _contributions(args: argparse.Namespace) -> list[Contribution]:
     contributions: list[Contribution] = [None] * args.seats
     for option, values, encode in (
         ("--contribution", args.contribution, lambda text: _hex_arg(text, "a contribution")),
-        ("--contribution-text", args.contribution_text, lambda text: text.encode("utf-8")),
+        ("--contribution-text", args.contribution_text, _phrase),
     ):
         for item in values:
             seat_text, separator, value = item.partition("=")
-            if not separator or not seat_text.isdigit():
+            # ASCII digits only: str.isdigit() also accepts "²" and other digits int() refuses
+            if not separator or not (seat_text.isascii() and seat_text.isdigit()):
                 raise UsageError(f"{option} takes SEAT=VALUE, got {item!r}")
             seat = int(seat_text)
             if seat >= args.seats:
@@ -191,7 +208,7 @@ def _mine(args: argparse.Namespace) -> bytes | None:
     if text is not None:
         if not text:
             raise UsageError("--mine-text is empty")
-        return text.encode("utf-8")
+        return _utf8(text, "--mine-text")
     return None
 
 
@@ -243,16 +260,30 @@ def main(argv: list[str] | None = None) -> int:
             args.command, _run_vectors
         )
         status, payload, lines = runner(args)
-    except UsageError as exc:
-        print(f"barajamos-verify: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except (InputError, RecordError) as exc:
-        print(f"barajamos-verify: {exc}", file=sys.stderr)
+    except (UsageError, InputError, RecordError) as exc:
+        _error(str(exc))
         return EXIT_USAGE
     except SystemExit as exc:  # --help and --version exit through argparse
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except Exception as exc:  # a bug or an input nobody foresaw: still one line, no traceback
+        _error(f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_USAGE
     if args.json:
-        print(json.dumps(payload, indent=2, sort_keys=True))
+        text = json.dumps(payload, indent=2, sort_keys=True)  # ASCII: escapes everything else
     else:
-        print("\n".join(lines))
+        text = "\n".join(one_line(line) for line in lines)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`... | head -1`): say nothing more, and keep the exit status.
+        # Python flushes stdout again at exit, so point it at devnull first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
     return status
+
+
+def _error(message: str) -> None:
+    # Messages quote hostile input (keys, reason phrases, argv): one line, controls escaped.
+    print(f"barajamos-verify: {one_line(message)}", file=sys.stderr)
