@@ -26,6 +26,7 @@ from server.live.table import TableActor
 from server.live.writer import WriteRefused
 from server.ranked import http as ranked_http
 from server.ranked import ledger, ratings, review
+from server.ranked import service as ranked_service
 from server.ranked.service import (
     LAUNCHER,
     RANKED,
@@ -779,6 +780,35 @@ async def test_one_arena_at_a_time_and_its_table_played_out(staffed: House) -> N
     await caio.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
     await staffed.clock.advance(1)
     assert len(staffed.launcher.launched) == 1  # nobody sat her at a second table
+
+
+async def test_players_are_free_to_queue_while_their_settlement_is_retried(
+        wired: House, monkeypatch: pytest.MonkeyPatch) -> None:
+    ana, bia = await wired.players("ana", "bia")
+    for player in (ana, bia):
+        await player.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await wired.clock.advance(1)
+    table = (await ana.json("/api/ranked/queue"))["queue"]["table"]
+    real = ranked_service.settle_match
+    attempts: list[str] = []
+
+    async def away(pool: Any, **end: Any) -> Any:
+        attempts.append(end["table_id"])
+        raise OSError("the database is away (injected)")
+
+    monkeypatch.setattr(ranked_service, "settle_match", away)
+    await bia.json(f"/api/tables/{table}/leave", {})  # the match ends; its settlement fails
+    await wired.clock.advance(1)
+    assert attempts == [table]
+    # the match is over: both may queue again while the house retries the settlement
+    for player in (ana, bia):
+        status = await player.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+        assert status["queue"]["state"] == "queued", status
+        await player.json("/api/ranked/queue/leave", {})
+    monkeypatch.setattr(ranked_service, "settle_match", real)
+    await wired.clock.advance(6)  # the first retry
+    assert await ledger.balance(wired.pool, ana.id) == 1050
+    assert await ledger.balance(wired.pool, bia.id) == 950
 
 
 # --- malformed input: a clear 4xx that changes nothing ------------------------------------------

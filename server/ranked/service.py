@@ -752,9 +752,16 @@ class RankedService:
     # ---- the end of a match
 
     async def match_ended(self, **end: Unpack[MatchEnd]) -> Settlement:
-        """`settle_match`, then the service's bookkeeping: the players are free to queue again,
-        and an arena table's result scores in its arena."""
-        settlement = await settle_match(self.pool, **end)
+        """`settle_match`, and the service's bookkeeping: the players are free to queue again,
+        and an arena table's result scores in its arena. The bookkeeping is done even when the
+        settlement fails (the house retries it, a restart makes it; it is idempotent): the
+        match is over either way, and its players must not stay seated at it."""
+        try:
+            return await settle_match(self.pool, **end)
+        finally:
+            await self._match_over(end)
+
+    async def _match_over(self, end: MatchEnd) -> None:
         table_id, users_by_seat = end["table_id"], end["users_by_seat"]
         forfeit_seat, termination = end["forfeit_seat"], end["termination"]
         async with self._lock:
@@ -777,7 +784,6 @@ class RankedService:
                     # scored in memory; the next round writes it again
                     log.exception("arena_save_failed", extra={"arena": arena_id})
                 self._wake()
-        return settlement
 
     # ---- arenas
 
