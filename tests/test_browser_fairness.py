@@ -22,6 +22,8 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     new_page,
 )
 from truco.fairness import canonical_json
+from verifier.check import CheckName, check_hand
+from verifier.signing import sign_built_record, signing_key_from_seed
 from verifier.vectors_run import derive_case, load_vectors
 
 FAIRNESS_JS = "/static/js/fairness.js"
@@ -127,18 +129,64 @@ async def test_js_verifies_the_signed_hand_and_chain_vectors(
     chain_hands = [entry for entry in chain["entries"] if entry["kind"] == "hand"]
     records = [hand["record"], *chain_hands]
     got = await page.evaluate(_RECORDS_JS, {"records": records, "key": hand["public_key"]})
-    expected = ["structure", "key", "signature", "commitment", "deck", "dealer", "deal"]
-    for result in got:
+    expected = ["structure", "key", "signature", "commitment", "deck", "deal"]
+    key = bytes.fromhex(hand["public_key"])
+    for record, result in zip(records, got, strict=True):
         assert result["readable"], result["error"]
         statuses = _statuses(result)
         # Chromium has Ed25519 in WebCrypto: the signature is really checked here, not skipped
         assert {name: statuses[name] for name in expected} == dict.fromkeys(expected, "pass")
         assert statuses["replay"] == "skip"  # the rules replay is the CLI's
+        # a drawn dealer is checked here; a rotation one needs the previous hand: the CLI's
+        # chain check, so both skip it on a lone record
+        cli = check_hand(record, pinned=[key]).entries[0].check(CheckName.DEALER).status.value
+        assert statuses["dealer"] == cli == ("pass" if record["dealer"]["by"] == "draw" else "skip")
+    assert {r["dealer"]["by"] for r in records} == {"draw", "rotation"}
     assert got[0]["hash"] == hand["record_hash"]
     assert got[0]["signed_sha256"] == hand["signed_bytes_sha256"]
     assert [r["hash"] for r in got[1:]] == chain["record_hashes"]
     # each record of the chain names the previous one's hash (genesis first)
     assert [h["prev"] for h in chain_hands] == ["0" * 64, *chain["record_hashes"][:-1]]
+
+
+async def test_a_hand_one_record_with_a_rotation_dealer_fails_as_in_the_cli(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # FAIRNESS.md 9, check 6: hand 1 of a table always draws its dealer. A record claiming a
+    # rotation dealer there, properly signed by the house, must fail, not pass unchecked
+    hand = load_vectors("hand.json")
+    unsigned = {
+        k: v for k, v in hand["record"].items() if k not in ("key_id", "public_key", "signature")
+    }
+    assert unsigned["hand"] == 1 and unsigned["dealer"]["by"] == "draw"
+    unsigned["dealer"] = {"by": "rotation", "seat": unsigned["dealer"]["seat"]}
+    key = signing_key_from_seed(bytes.fromhex(hand["test_key_seed"]))
+    forged = sign_built_record(unsigned, key)
+    assert forged["public_key"] == hand["public_key"]
+    cli = check_hand(forged, pinned=[bytes.fromhex(hand["public_key"])]).entries[0]
+    assert cli.check(CheckName.DEALER).status.value == "fail"
+
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verify"))
+    [result] = await page.evaluate(_RECORDS_JS, {"records": [forged], "key": hand["public_key"]})
+    assert result["readable"], result["error"]
+    statuses = _statuses(result)
+    assert statuses["dealer"] == "fail"
+    detail = next(d for name, _, d in result["checks"] if name == "dealer")
+    assert "mão 1" in detail and "sorteado" in detail
+    # everything else of it is sound: only the dealer is wrong
+    for name in ("key", "signature", "commitment", "deck", "deal"):
+        assert statuses[name] == "pass", name
+
+    # and the page says FALHOU, naming the dealer check
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(forged))
+    await page.get_by_label("Chave pública da casa").fill(hand["public_key"])
+    await page.get_by_role("button", name="Verificar").click()
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "fail")
+    await expect(page.locator("#verdict")).to_contain_text("quem dá")
+    await expect(page.locator('#checks [data-check="dealer"]')).to_have_attribute(
+        "data-status", "fail"
+    )
 
 
 async def test_js_agrees_with_python_on_random_inputs(

@@ -52,6 +52,17 @@ const API_ERRORS = {
   bad_signal: "Sinal desconhecido.",
   no_partner: "Sinais só em mesas 2x2.",
   too_large: "Mensagem grande demais.",
+  // the table socket's own refusals (docs/PROTOCOL.md, Server direct replies)
+  in_doubt: "Não foi possível confirmar a jogada; a mesa foi recarregada: confira se ela valeu.",
+  unavailable: "O servidor não conseguiu gravar agora: nada mudou, tente de novo.",
+  shutting_down: "O servidor está reiniciando: nada mudou, a mesa volta em instantes.",
+  action_limit: "Esta mão chegou ao limite de ações: agora só o relógio joga.",
+  bad_action: "Essa jogada não existe: nada foi feito.",
+  bad_message: "O servidor não entendeu a mensagem: recarregue a página.",
+  bad_json: "O servidor não entendeu a mensagem: recarregue a página.",
+  hello_first: "A conexão ainda está começando: tente de novo em instantes.",
+  internal_error: "Erro interno do servidor (já registrado). Tente de novo.",
+  bad_form: "O formulário enviado está incompleto ou inválido: recarregue a página.",
 };
 
 export function apiMessage(code, fallback) {
@@ -147,6 +158,53 @@ export function rememberContribution(table, hand, hex) {
 export function myContribution(table, hand) {
   try {
     return localStorage.getItem(`${MINE_PREFIX}${table}-${hand}`);
+  } catch {
+    return null;
+  }
+}
+
+// What became of my contribution: "sent" (no answer yet), "received" (acked, or its `entropy`
+// event seen) or "late" (the hand was dealt without it: it never reached the table in time).
+const MINE_STATE_PREFIX = "barajamos:mine-state:";
+
+export function contributionState(table, hand) {
+  try {
+    return localStorage.getItem(`${MINE_STATE_PREFIX}${table}-${hand}`);
+  } catch {
+    return null;
+  }
+}
+
+export function setContributionState(table, hand, value) {
+  try {
+    localStorage.setItem(`${MINE_STATE_PREFIX}${table}-${hand}`, value);
+  } catch {
+    // see rememberContribution
+  }
+}
+
+/**
+ * The checks of `result` (fairness.js verifyHandRecord), with one told apart: my contribution is
+ * missing from the record because it never reached the table in time (`state` "late": the server
+ * answered `entropy_closed`, or dealt the hand without it, and never confirmed it), and the record
+ * shows my seat absent (`null`). That is a `warn`, not a failure. Anything else stays as checked:
+ * a contribution the server confirmed, or another one in my seat, still fails `mine`.
+ */
+export function explainLateContribution(result, state, seat) {
+  if (!result.readable || state !== "late" || !Number.isInteger(seat)) return result.checks;
+  if (result.record.contributions[seat] !== null) return result.checks;
+  return result.checks.map((c) => (c.name === "mine" && c.status === "fail"
+    ? { name: "mine", status: "warn", detail: `a sua entropia não chegou a tempo: a mão foi distribuída sem ela (o lugar ${seat + 1} aparece sem contribuição)` }
+    : c));
+}
+
+/** The house's published public key (hex) from /api/key, or null when it cannot be fetched. */
+export async function fetchHouseKey() {
+  try {
+    const response = await fetch("/api/key", { headers: { Accept: "application/json" } });
+    if (!response.ok) return null;
+    const body = await response.json();
+    return typeof body.public_key === "string" && /^[0-9a-f]{64}$/.test(body.public_key) ? body.public_key : null;
   } catch {
     return null;
   }

@@ -564,8 +564,13 @@ export async function verifyHandRecord(input, { pinnedKey = null, mine = null } 
     const drawn = await drawFirstDealer(seed, record.table, contributions);
     add("dealer", drawn === record.dealer.seat, `o sorteio de quem dá resulta no lugar ${drawn + 1}`,
       `o sorteio de quem dá resulta no lugar ${drawn + 1}, o registro diz ${record.dealer.seat + 1}`);
+  } else if (record.hand === 1) {
+    // FAIRNESS.md 9, check 6: hand 1 of a table starts a match, so its dealer is always drawn
+    add("dealer", false, "", "a mão 1 de uma mesa começa uma partida: quem dá precisa ser sorteado, não por rodízio");
   } else {
-    checks.push({ name: "dealer", status: "pass", detail: "quem dá por rodízio (conferido ao longo da cadeia)" });
+    // the previous hand's dealer is not in this record: the chain verification checks it
+    checks.push({ name: "dealer", status: "skip",
+      detail: "quem dá por rodízio: conferido contra a mão anterior pela verificação da cadeia (barajamos-verify chain)" });
   }
 
   // 7. deal

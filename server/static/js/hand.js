@@ -1,6 +1,8 @@
 // The hand page: fetch a signed hand record and check it here, with fairness.js (no server help).
 
-import { cardFace, el, myContribution, VARIANT_NAME } from "./common.js";
+import {
+  cardFace, contributionState, el, explainLateContribution, fetchHouseKey, myContribution, playedHands, VARIANT_NAME,
+} from "./common.js";
 import { verifyHandRecord } from "./fairness.js";
 
 const root = document.getElementById("hand-root");
@@ -15,17 +17,6 @@ const CHECK_NAMES = {
 const STATUS_WORDS = { pass: "ok", fail: "FALHOU", warn: "aviso", skip: "na linha de comando" };
 let houseKey = null;
 let downloadUrl = null;
-
-async function fetchHouseKey() {
-  try {
-    const response = await fetch("/api/key", { headers: { Accept: "application/json" } });
-    if (!response.ok) return null;
-    const body = await response.json();
-    return typeof body.public_key === "string" ? body.public_key : null;
-  } catch {
-    return null;
-  }
-}
 
 function setVerdict(stateName, text) {
   const node = $("verdict");
@@ -72,7 +63,7 @@ function renderDetails(result, text, mine, recordUrl) {
   $("details").hidden = false;
 }
 
-async function check(text, { pinned, mine, recordUrl }) {
+async function check(text, { pinned, mine, recordUrl, late = null }) {
   setVerdict("pending", "Conferindo…");
   let result;
   try {
@@ -81,18 +72,20 @@ async function check(text, { pinned, mine, recordUrl }) {
     setVerdict("fail", `Não foi possível conferir: ${err.message}`);
     return;
   }
-  renderChecks(result.checks);
+  // my stored contribution that never reached the table in time (table.js noted it) is no failure
+  const checks = late ? explainLateContribution(result, "late", late.seat) : result.checks;
+  renderChecks(checks);
   if (!result.readable) {
     $("details").hidden = true;
     setVerdict("unreadable", `Registro ilegível: ${result.error}`);
     return;
   }
   renderDetails(result, text, mine, recordUrl);
-  const failed = result.checks.filter((c) => c.status === "fail");
+  const failed = checks.filter((c) => c.status === "fail");
   if (failed.length) {
     setVerdict("fail", `FALHOU: ${failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ")}. Este registro não é o que a casa assinou, ou o baralho não saiu da semente comprometida.`);
   } else {
-    const unsigned = result.checks.some((c) => c.name === "signature" && c.status === "skip");
+    const unsigned = checks.some((c) => c.name === "signature" && c.status === "skip");
     setVerdict("ok", "Verificado: a semente confere com o compromisso, e o baralho e a distribuição saem dela e das contribuições dos jogadores."
       + (unsigned ? " A assinatura não pôde ser conferida neste navegador: use a linha de comando abaixo." : ""));
   }
@@ -115,7 +108,10 @@ async function loadHand() {
   const text = await response.text();
   const mine = myContribution(tableId, handNumber);
   if (mine) $("mine-hex").value = mine;
-  await check(text, { pinned: houseKey, mine, recordUrl: url });
+  const played = playedHands().find((h) => h.table === tableId && String(h.hand) === String(handNumber));
+  const late = contributionState(tableId, handNumber) === "late" && Number.isInteger(played?.seat)
+    ? { seat: played.seat } : null;
+  await check(text, { pinned: houseKey, mine, recordUrl: url, late });
 }
 
 $("record-file").addEventListener("change", async () => {

@@ -1,4 +1,6 @@
 // The lobby: create a table, list the tables I sit at and the ones with a free seat, join one.
+// Private tables are never listed (GET /api/tables leaves them out): they are joined through
+// their invite link, /t/{id}?invite=CODE, on the table page.
 
 import { api, el, KIND_NAME, STATUS_NAME, VARIANT_NAME } from "./common.js";
 
@@ -23,38 +25,34 @@ function showError(node, message) {
   node.hidden = false;
 }
 
-async function join(table, seat, invite) {
-  const body = { seat };
-  if (invite) body.invite = invite;
-  const { table: joined } = await api("POST", `/api/tables/${table.id}/join`, body);
+async function join(table, seat) {
+  const { table: joined } = await api("POST", `/api/tables/${table.id}/join`, { seat });
   window.location.assign(`/t/${joined.id}`);
 }
 
 function openTableItem(table) {
   const error = el("p", { class: "error", role: "alert", hidden: true });
-  const inviteId = `invite-${table.id}`;
-  const needsInvite = table.kind === "private";
-  const invite = needsInvite
-    ? el("span", { class: "invite" }, el("label", { for: inviteId }, "Código de convite"),
-      el("input", { id: inviteId, autocomplete: "off", placeholder: "XXXX-XXXX" }))
-    : null;
   const buttons = table.players.filter((p) => p.name === null).map((p) =>
     el("button", {
       type: "button",
       dataset: { seat: p.seat },
-      onclick: async () => {
+      onclick: async (event) => {
+        const button = event.currentTarget;
+        if (button.disabled) return;
         error.hidden = true;
+        button.disabled = true; // one join at a time
         try {
-          await join(table, p.seat, invite?.querySelector("input").value.trim());
+          await join(table, p.seat);
         } catch (err) {
           showError(error, err.message);
+          button.disabled = false;
         }
       },
     }, `Sentar no lugar ${p.seat + 1} (dupla ${p.seat % 2 === 0 ? "A" : "B"})`));
   return el("li", { class: "table-item", dataset: { table: table.id } },
     el("p", {}, el("strong", {}, describe(table)), " — dono: ", table.owner ?? "?"),
     el("p", { class: "muted" }, "Na mesa: ", who(table)),
-    invite, el("div", { class: "buttons" }, buttons), error);
+    el("div", { class: "buttons" }, buttons), error);
 }
 
 function myTableItem(table) {
@@ -63,14 +61,22 @@ function myTableItem(table) {
     el("p", { class: "muted" }, "Na mesa: ", who(table), ` · placar ${table.score[0]} x ${table.score[1]}`));
 }
 
+/** A list holding the keyboard focus (or a pressed join) is left alone until the next refresh. */
+function busy(list) {
+  return list.contains(document.activeElement) || list.querySelector("button:disabled") !== null;
+}
+
 async function refresh() {
   try {
     const [open, mine] = await Promise.all([api("GET", "/api/tables"), api("GET", "/api/tables?mine=1")]);
     const myIds = new Set(mine.tables.map((t) => t.id));
-    mineList.replaceChildren(...mine.tables.map(myTableItem));
-    if (mine.tables.length === 0) mineList.replaceChildren(el("li", { class: "muted" }, "Você não está em nenhuma mesa."));
+    // no focus stealing: a list is not rebuilt under the player's focus
+    if (!busy(mineList)) {
+      mineList.replaceChildren(...mine.tables.map(myTableItem));
+      if (mine.tables.length === 0) mineList.replaceChildren(el("li", { class: "muted" }, "Você não está em nenhuma mesa."));
+    }
     const others = open.tables.filter((t) => !myIds.has(t.id));
-    openList.replaceChildren(...others.map(openTableItem));
+    if (!busy(openList)) openList.replaceChildren(...others.map(openTableItem));
     status.textContent = others.length === 0 ? "Nenhuma mesa esperando jogadores agora: crie uma!" : `${others.length} mesa(s) com lugar livre.`;
   } catch (err) {
     status.textContent = `Não foi possível carregar as mesas: ${err.message}`;
@@ -95,7 +101,4 @@ form.addEventListener("submit", async (event) => {
 });
 
 refresh();
-setInterval(() => {
-  // no focus stealing: do not rebuild the lists while the player is typing an invite code
-  if (!openList.contains(document.activeElement)) refresh();
-}, REFRESH_MS);
+setInterval(refresh, REFRESH_MS);

@@ -5,10 +5,10 @@
 // dropped connection, reconnects by itself and says `hello` with it to catch up.
 
 import {
-  api, apiMessage, cardFace, cardLabel, el, KIND_NAME, myContribution, rememberContribution,
-  rememberPlayedHand, VARIANT_NAME,
+  api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKey,
+  KIND_NAME, myContribution, rememberContribution, rememberPlayedHand, setContributionState, VARIANT_NAME,
 } from "./common.js";
-import { bytesToHex, verifyHandRecord, verifySignature } from "./fairness.js";
+import { bytesToHex, VERSION, verifyHandRecord, verifySignature } from "./fairness.js";
 
 const root = document.getElementById("table-root");
 const tableId = root.dataset.tableId;
@@ -36,6 +36,12 @@ const TERMINATIONS = {
   closed: "a mesa foi fechada",
 };
 const RECONNECT_MAX_MS = 5000;
+// a click while the socket is down is not queued: it is said so, and the player clicks again
+const OFFLINE = "Sem conexão; tente de novo.";
+// an entropy message the server could not take now (database, rate limit) is sent again, unchanged,
+// while the hand still collects entropy: at most this many times, this far apart
+const ENTROPY_RETRIES = 5;
+const ENTROPY_RETRY_MS = { unavailable: 400, rate_limited: 1000, shutting_down: 1000 };
 // a move chosen on a hand that ended before it arrived: refused, changing nothing
 const STALE_MOVE = "A mão mudou antes da sua jogada chegar: nada foi feito, escolha de novo.";
 
@@ -63,7 +69,16 @@ const state = {
   recordChecks: new Map(), // hand number -> the promise of its record's check
   chainCheck: null, // {hand, state: ok|fail|unknown, text}: the latest commitment's check
   lastCheck: null, // {hand, state, text}: the latest finished hand verified in this page
+  // a (re)connection catches up first (a replay up to the welcome's `seq`, or a snapshot); only
+  // then does the client decide whether this hand still needs my entropy
+  catchingUp: true,
+  catchUpTo: null, // the welcome's `seq`
+  entropySent: new Set(), // hands whose entropy went out on this socket, not yet answered
+  entropyRetries: new Map(), // hand -> re-sends after `unavailable` / `rate_limited`
+  opened: false, // this socket opened (a refused one closes without)
 };
+// the house's published key (/api/key), fetched once: anchors and records must be signed by it
+const houseKey = fetchHouseKey();
 
 // --- connection -------------------------------------------------------------------------------
 
@@ -78,8 +93,13 @@ function connect() {
   const query = invite ? `?invite=${encodeURIComponent(invite)}` : "";
   const socket = new WebSocket(`${scheme}://${window.location.host}/ws/tables/${tableId}${query}`);
   state.socket = socket;
+  state.opened = false;
+  state.catchingUp = true;
+  state.catchUpTo = null;
+  state.entropySent = new Set();
   setConn("connecting", state.lastSeq ? "Reconectando…" : "Conectando…");
   socket.addEventListener("open", () => {
+    state.opened = true;
     state.connected = true;
     state.reconnectDelay = 250;
     send({ type: "hello", last_seq: state.lastSeq, epoch: state.epoch });
@@ -97,8 +117,9 @@ function connect() {
     if (state.socket !== socket) return;
     state.connected = false;
     state.inFlight = null;
-    if (!state.table) {
-      // never welcomed: ask the lobby why (an unknown table, or a private one without invite)
+    if (!state.opened) {
+      // refused before it opened (never welcomed, or a reconnect after a logout, a lost seat, a
+      // table no longer served): ask the lobby why, and stop retrying on a plain refusal
       explainRefusal();
       return;
     }
@@ -115,12 +136,16 @@ async function explainRefusal() {
   } catch (err) {
     if (err.status === 404 || err.status === 403 || err.status === 401) {
       setConn("closed", "Sem acesso");
-      showError(invite ? "Não foi possível abrir esta mesa: o link de convite está errado ou a mesa não existe mais."
-        : err.message, { sticky: true });
+      let text = err.message;
+      if (err.status === 401) text = "Sua sessão terminou: entre de novo na sua conta e recarregue a página para voltar à mesa.";
+      else if (invite && !state.table) text = "Não foi possível abrir esta mesa: o link de convite está errado ou a mesa não existe mais.";
+      showError(text, { sticky: true });
+      render();
       return;
     }
   }
-  setConn("reconnecting", "Sem conexão: tentando de novo…");
+  setConn("reconnecting", state.table ? "Conexão perdida: reconectando…" : "Sem conexão: tentando de novo…");
+  render();
   setTimeout(connect, state.reconnectDelay);
   state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
 }
@@ -142,6 +167,7 @@ function resync() {
 // --- messages ---------------------------------------------------------------------------------
 
 function handle(message) {
+  let numbered = false;
   if (message.seq !== undefined && message.type !== "welcome" && message.type !== "snapshot"
       && message.type !== "ack") {
     if (message.seq <= state.lastSeq) return; // already seen (a replay after reconnecting)
@@ -150,16 +176,24 @@ function handle(message) {
       return;
     }
     state.lastSeq = message.seq;
+    numbered = true;
   }
   switch (message.type) {
-    case "welcome":
+    case "welcome": {
+      // the catch-up ends at the welcome's `seq`: nothing to catch up when the same server run
+      // has nothing newer than what this page processed; else a replay or a snapshot follows
+      const upToDate = state.epoch !== null && message.epoch === state.epoch && state.lastSeq > 0
+        && message.seq === state.lastSeq;
       state.table = message.table;
       state.seat = message.seat;
       state.signals = message.signals ?? [];
       state.epoch = message.epoch;
       state.offsetMs = message.server_time_ms - Date.now();
       setConn("connected", "Conectado");
+      state.catchUpTo = message.seq;
+      if (upToDate) caughtUp();
       break;
+    }
     case "snapshot":
       state.lastSeq = message.seq;
       state.table = message.table;
@@ -174,7 +208,9 @@ function handle(message) {
         // while the next hand collects entropy, the view still shows the finished one before it
         showSummary(state.view, state.handInfo.hand - (state.handInfo.phase === "entropy" ? 1 : 0));
       }
-      maybeSendEntropy();
+      // a snapshot is a whole catch-up (after a welcome, or an `in_doubt` reload at any time)
+      if (state.catchingUp) caughtUp();
+      else maybeSendEntropy();
       break;
     case "table":
       // a broadcast: the same for everyone, so its `you` is not mine (the welcome said my seat)
@@ -184,7 +220,9 @@ function handle(message) {
       checkCommitment(message);
       state.handInfo = {
         hand: message.hand, phase: "entropy", commitment: message.commitment,
-        chain_start: message.chain_start, entropy_deadline_ms: message.entropy_deadline_ms, entropy_from: [],
+        chain_start: message.chain_start, entropy_deadline_ms: message.entropy_deadline_ms,
+        // a server restart commits the same hand again: who already sent theirs still counts
+        entropy_from: state.handInfo?.hand === message.hand ? state.handInfo.entropy_from ?? [] : [],
       };
       log(`Mão ${message.hand}: compromisso publicado (${message.commitment.slice(0, 16)}…).`);
       maybeSendEntropy();
@@ -193,9 +231,16 @@ function handle(message) {
       if (state.handInfo && state.handInfo.hand === message.hand) {
         state.handInfo.entropy_from = [...new Set([...(state.handInfo.entropy_from ?? []), message.seat])];
       }
+      // my seat's contribution was received and written (on this socket or an earlier one)
+      if (message.seat === state.seat && myContribution(tableId, message.hand)) {
+        setContributionState(tableId, message.hand, "received");
+      }
       break;
     case "update":
-      if (state.handInfo && state.handInfo.hand === message.hand) state.handInfo.phase = "playing";
+      if (state.handInfo && state.handInfo.hand === message.hand && state.handInfo.phase === "entropy") {
+        state.handInfo.phase = "playing";
+        maybeSendEntropy(); // dealt: notes a contribution of mine that did not make it
+      }
       state.view = message.view;
       state.viewHand = message.hand;
       state.pending = message.pending ?? [];
@@ -218,11 +263,17 @@ function handle(message) {
       break;
     case "ack":
       if (message.id === state.inFlight) state.inFlight = null;
+      if (entropyHand(message.id) !== null) {
+        const hand = entropyHand(message.id);
+        state.entropySent.delete(hand);
+        setContributionState(tableId, hand, "received");
+      }
       break;
     case "error":
       if (message.id !== null && message.id === state.inFlight) state.inFlight = null;
-      if (message.error === "stale") showError(STALE_MOVE);
-      else if (message.error !== "entropy_duplicate") showError(apiMessage(message.error, message.message));
+      if (entropyHand(message.id) !== null) entropyRefused(entropyHand(message.id), message);
+      else if (message.error === "stale") showError(STALE_MOVE);
+      else showError(apiMessage(message.error, message.message));
       break;
     case "signal":
       $("signal-received").textContent = `Parceiro: “${message.label}”`;
@@ -230,22 +281,80 @@ function handle(message) {
     default:
       break;
   }
+  if (numbered && state.catchingUp && state.catchUpTo !== null && state.lastSeq >= state.catchUpTo) caughtUp();
   render();
 }
 
+/** The catch-up after a (re)connection is complete: now see whether this hand needs my entropy. */
+function caughtUp() {
+  state.catchingUp = false;
+  maybeSendEntropy();
+}
+
+/** The hand an entropy message's id names (`e<hand>`), or null for any other id. */
+function entropyHand(id) {
+  return typeof id === "string" && /^e[0-9]+$/.test(id) ? Number(id.slice(1)) : null;
+}
+
+/**
+ * Send my contribution when the current hand still collects entropy and has none from my seat.
+ * Decided only once a (re)connection has caught up: a replay may show the hand already dealt. A
+ * contribution made earlier for the hand (stored in this browser) is sent again unchanged; a new
+ * one is made only when there is none. A hand dealt without mine marks a stored, unconfirmed
+ * contribution as not arrived in time.
+ */
 function maybeSendEntropy() {
   const info = state.handInfo;
-  if (!info || info.phase !== "entropy" || state.seat === null || state.seat === undefined) return;
-  if ((info.entropy_from ?? []).includes(state.seat)) return;
-  let hex = myContribution(tableId, info.hand);
+  if (state.catchingUp || !info || state.seat === null || state.seat === undefined) return;
+  const hand = info.hand;
+  if ((info.entropy_from ?? []).includes(state.seat)) {
+    if (myContribution(tableId, hand)) setContributionState(tableId, hand, "received");
+    return;
+  }
+  if (info.phase !== "entropy") {
+    if (myContribution(tableId, hand) && contributionState(tableId, hand) !== "received") {
+      setContributionState(tableId, hand, "late");
+    }
+    return;
+  }
+  if (contributionState(tableId, hand) === "received" || state.entropySent.has(hand)) return;
+  let hex = myContribution(tableId, hand);
   if (!hex) {
     const phrase = phraseBytes();
     // the phrase exactly as typed (UTF-8, no normalisation), else 32 bytes from the CSPRNG
     const bytes = phrase ?? crypto.getRandomValues(new Uint8Array(32));
     hex = bytesToHex(bytes);
-    rememberContribution(tableId, info.hand, hex);
+    rememberContribution(tableId, hand, hex);
   }
-  send({ type: "entropy", id: `e${info.hand}`, hand: info.hand, hex });
+  setContributionState(tableId, hand, "sent");
+  if (send({ type: "entropy", id: `e${hand}`, hand, hex })) state.entropySent.add(hand);
+}
+
+/** The server refused my entropy message for `hand`. */
+function entropyRefused(hand, message) {
+  state.entropySent.delete(hand);
+  const code = message.error;
+  if (code === "entropy_duplicate") return; // my seat's is already in (its `entropy` event says so)
+  if (code === "entropy_closed") {
+    // the hand was dealt (or moved on) before it arrived: the record will show my seat absent
+    if (contributionState(tableId, hand) !== "received" && myContribution(tableId, hand)) {
+      setContributionState(tableId, hand, "late");
+      showError(`Sua entropia da mão ${hand} não chegou a tempo: a mão foi distribuída sem ela.`);
+    }
+    return;
+  }
+  if (code in ENTROPY_RETRY_MS) {
+    // nothing was taken: send the same bytes again while the hand still collects entropy
+    const tries = (state.entropyRetries.get(hand) ?? 0) + 1;
+    state.entropyRetries.set(hand, tries);
+    if (tries <= ENTROPY_RETRIES) {
+      setTimeout(() => {
+        if (state.handInfo?.hand === hand && state.handInfo.phase === "entropy") maybeSendEntropy();
+      }, ENTROPY_RETRY_MS[code] * tries);
+      return;
+    }
+  }
+  showError(apiMessage(code, message.message));
 }
 
 const MAX_PHRASE_BYTES = 256;
@@ -279,11 +388,22 @@ async function checkCommitment(message) {
   const hand = message.hand;
   let result = { hand, state: "unknown", text: "sem a mão anterior para comparar (aberta no meio da partida)" };
   if (message.anchor) {
-    const signed = await verifySignature(message.anchor);
-    const matches = message.anchor.anchor === message.commitment && message.anchor.chain_start === hand
-      && message.anchor.table === tableId;
-    if (signed === false || !matches) {
+    const anchor = message.anchor;
+    const key = await houseKey;
+    const statement = anchor !== null && typeof anchor === "object" && anchor.kind === "seed_anchor"
+      && anchor.version === VERSION;
+    // signed by the key it carries (false also for a malformed one), and that key is the house's
+    const signed = statement ? await verifySignature(anchor) : false;
+    const matches = anchor.anchor === message.commitment && anchor.chain_start === hand
+      && anchor.table === tableId;
+    if (!statement) {
+      result = { hand, state: "fail", text: `a âncora da nova cadeia não é uma declaração seed_anchor ${VERSION}` };
+    } else if (signed === false || !matches) {
       result = { hand, state: "fail", text: "a âncora da nova cadeia não confere com o compromisso ou não está assinada pela casa" };
+    } else if (key !== null && anchor.public_key !== key) {
+      result = { hand, state: "fail", text: "a âncora da nova cadeia foi assinada por outra chave, não pela chave publicada da casa (/api/key)" };
+    } else if (key === null) {
+      result = { hand, state: "unknown", text: `nova cadeia a partir da mão ${hand}: âncora igual ao compromisso, mas a chave publicada da casa (/api/key) não pôde ser obtida para conferir quem assinou` };
     } else {
       result = { hand, state: "ok", text: `nova cadeia a partir da mão ${hand}: âncora ${signed ? "assinada pela casa" : "recebida (assinatura conferida pela linha de comando)"} e igual ao compromisso` };
     }
@@ -311,27 +431,42 @@ async function checkRecord(hand, url) {
   } catch {
     return;
   }
-  const result = await verifyHandRecord(text, { mine: myContribution(tableId, hand) });
+  // pinned to the house's published key: a record signed by any other key fails `key`
+  const key = await houseKey;
+  const result = await verifyHandRecord(text, { pinnedKey: key, mine: myContribution(tableId, hand) });
   if (result.readable) state.seeds.set(hand, result.record.seed);
-  const failed = result.checks.filter((c) => c.status === "fail").map((c) => c.name);
+  const checks = explainLateContribution(result, contributionState(tableId, hand), state.seat);
+  const failed = checks.filter((c) => c.status === "fail").map((c) => c.name);
+  const notes = [];
+  if (checks.some((c) => c.name === "mine" && c.status === "warn")) notes.push("a sua entropia não chegou a tempo: a mão foi distribuída sem ela");
+  if (key === null) notes.push("a chave publicada da casa (/api/key) não pôde ser obtida: a chave do registro não foi conferida");
+  const extra = notes.length ? `; ${notes.join("; ")}` : "";
   state.lastCheck = failed.length
-    ? { hand, state: "fail", text: `mão ${hand}: FALHOU (${failed.join(", ")})` }
-    : { hand, state: "ok", text: `mão ${hand}: semente, baralho e distribuição conferidos` };
+    ? { hand, state: "fail", text: `mão ${hand}: FALHOU (${failed.join(", ")})${extra}` }
+    : { hand, state: key === null ? "unknown" : "ok", text: `mão ${hand}: semente, baralho e distribuição conferidos${extra}` };
   renderFairness();
 }
 
 // --- actions ----------------------------------------------------------------------------------
 
 function act(action) {
-  if (state.inFlight !== null) return;
+  if (state.inFlight !== null || !action) return;
   const id = state.nextId++;
   if (send({ type: "action", id, hand: state.viewHand, action })) {
     state.inFlight = id;
     render();
+  } else {
+    showError(OFFLINE);
   }
 }
 
+/** Lobby requests in flight (by path): their buttons stay disabled until the answer. */
+const lobbyPending = new Set();
+
 async function lobby(path, body) {
+  if (lobbyPending.has(path)) return null;
+  lobbyPending.add(path);
+  render();
   try {
     const { table } = await api("POST", `/api/tables/${tableId}/${path}`, body);
     const seatChanged = table.you !== state.seat;
@@ -345,6 +480,9 @@ async function lobby(path, body) {
   } catch (err) {
     showError(err.message);
     return null;
+  } finally {
+    lobbyPending.delete(path);
+    render();
   }
 }
 
@@ -571,8 +709,13 @@ function render() {
   const competitive = table.kind === "ranked" || table.kind === "arena";
   rematch.hidden = competitive || table.status !== "finished" || state.seat === null
     || state.seat === undefined;
-  rematch.disabled = (table.rematch ?? []).includes(state.seat);
-  rematch.textContent = rematch.disabled ? "Revanche pedida: esperando os outros" : "Revanche";
+  const asked = (table.rematch ?? []).includes(state.seat);
+  rematch.disabled = asked || lobbyPending.has("rematch");
+  rematch.textContent = asked ? "Revanche pedida: esperando os outros" : "Revanche";
+  // after the match, a seated player may also just leave (back to the lobby)
+  const leave = $("leave-finished");
+  leave.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
+  leave.disabled = lobbyPending.has("leave");
 }
 
 function renderMatchOver(table) {
@@ -597,7 +740,7 @@ function renderSeating(table) {
     let button = null;
     if (p.name === null && table.status === "open") {
       button = el("button", {
-        type: "button", dataset: { seat: p.seat },
+        type: "button", dataset: { seat: p.seat }, disabled: lobbyPending.has("seat") || lobbyPending.has("join"),
         onclick: () => (seated ? lobby("seat", { seat: p.seat }) : lobby("join", invite ? { seat: p.seat, invite } : { seat: p.seat })),
       }, seated ? `Mudar para o lugar ${p.seat + 1}` : `Sentar no lugar ${p.seat + 1}`);
     }
@@ -605,11 +748,13 @@ function renderSeating(table) {
   }));
   const start = $("start-match");
   start.hidden = !seated || table.status !== "open";
+  start.disabled = lobbyPending.has("start");
   start.textContent = table.kind === "training" ? "Começar contra os robôs" : "Começar a partida";
   const inviteBox = $("invite-box");
   inviteBox.hidden = !table.invite;
   if (table.invite) $("invite-link").value = `${window.location.origin}/t/${table.id}?invite=${table.invite}`;
   $("leave-table").hidden = !seated;
+  $("leave-table").disabled = lobbyPending.has("leave");
 }
 
 function renderBoard() {
@@ -648,12 +793,33 @@ function renderBoard() {
 
 /**
  * Rebuild `node` only when what it shows changed: a keyboard player's focus stays on a button
- * while other players' moves arrive.
+ * while other players' moves arrive. When the focus was inside and the rebuild takes its button
+ * away (my own move changes what I may do), it goes to the same button again if it is still
+ * there, else to the first usable one, else to the group itself: never back to the page's start.
  */
 function rebuild(node, key, build) {
   if (node.dataset.key === key) return;
   node.dataset.key = key;
+  const focused = node.contains(document.activeElement) ? document.activeElement : null;
+  const same = focused?.dataset ? { ...focused.dataset } : null;
   node.replaceChildren(...build());
+  if (!focused) return;
+  const buttons = [...node.querySelectorAll("button")];
+  const match = buttons.find((b) => !b.disabled && same && Object.keys(same).length
+    && Object.entries(same).every(([k, v]) => b.dataset[k] === v));
+  (match ?? buttons.find((b) => !b.disabled) ?? node).focus();
+}
+
+/**
+ * While an action waits for its answer, the buttons are marked busy (`aria-disabled`, and a
+ * click does nothing) instead of `disabled`, which would throw the keyboard focus to the page.
+ */
+function markBusy(node) {
+  const busy = state.inFlight !== null;
+  for (const button of node.querySelectorAll("button")) {
+    if (busy) button.setAttribute("aria-disabled", "true");
+    else button.removeAttribute("aria-disabled");
+  }
 }
 
 function pendingFor(seat) {
@@ -762,12 +928,11 @@ function renderHands(view) {
   const plays = legal.filter((a) => a.do === "play");
   const blind = hand?.kind === "ferro";
   $("blind-note").hidden = !blind;
-  const busy = state.inFlight !== null;
-  rebuild($("my-hand"), JSON.stringify([me?.hand ?? [], plays, busy, blind]), () => (me?.hand ?? []).map((slot) => {
+  rebuild($("my-hand"), JSON.stringify([me?.hand ?? [], plays, blind]), () => (me?.hand ?? []).map((slot) => {
     if (blind) {
       const action = plays.find((a) => a.position === slot.position);
       return el("button", {
-        type: "button", class: "card-button", disabled: !action || state.inFlight !== null,
+        type: "button", class: "card-button", disabled: !action,
         "aria-label": `Jogar a carta virada da posição ${slot.position + 1}`, dataset: { position: slot.position, action: "play" },
         onclick: () => act(action),
       }, cardFace(null, v, { label: `posição ${slot.position + 1}` }), el("small", {}, `posição ${slot.position + 1}`));
@@ -776,15 +941,16 @@ function renderHands(view) {
     const covered = plays.find((a) => a.card === slot.card && a.covered);
     return el("span", { class: "slot" },
       el("button", {
-        type: "button", class: "card-button", disabled: !open || state.inFlight !== null,
+        type: "button", class: "card-button", disabled: !open,
         "aria-label": `Jogar ${cardLabel(slot.card, v)}`, dataset: { card: slot.card, action: "play" },
         onclick: () => act(open),
       }, cardFace(slot.card, v)),
       covered ? el("button", {
-        type: "button", class: "cover", disabled: state.inFlight !== null, dataset: { card: slot.card, action: "cover" },
+        type: "button", class: "cover", dataset: { card: slot.card, action: "cover" },
         "aria-label": `Cobrir ${cardLabel(slot.card, v)} (jogar virada, não vale nada)`, onclick: () => act(covered),
       }, "Cobrir") : null);
   }));
+  markBusy($("my-hand"));
   // the team at onze / dez sees the partner's cards: the view shows them only then
   const partnerSeat = state.seat !== null && state.seat !== undefined && view.seats === 4 ? (state.seat + 2) % 4 : null;
   const partner = partnerSeat === null ? null : hand?.players?.[partnerSeat];
@@ -797,11 +963,12 @@ function renderActions(view) {
   const hand = view.hand;
   const others = (view.legal ?? []).filter((a) => a.do !== "play");
   const labels = others.map((action) => actionLabel(action, hand));
-  rebuild($("actions"), JSON.stringify([others, labels, state.inFlight !== null]), () => others.map((action, i) => el("button", {
+  rebuild($("actions"), JSON.stringify([others, labels]), () => others.map((action, i) => el("button", {
     type: "button", class: action.do === "decline" || action.do === "fold" ? "secondary" : "",
-    disabled: state.inFlight !== null, dataset: { action: action.do },
+    dataset: { action: action.do },
     onclick: () => act(action),
   }, labels[i])));
+  markBusy($("actions"));
 }
 
 function renderSignals() {
@@ -812,7 +979,9 @@ function renderSignals() {
   if ($("signals").children.length === state.signals.length) return;
   $("signals").replaceChildren(...state.signals.map((s) => el("button", {
     type: "button", class: "secondary", dataset: { signal: s.code },
-    onclick: () => send({ type: "signal", id: `s${state.nextId++}`, code: s.code }),
+    onclick: () => {
+      if (!send({ type: "signal", id: `s${state.nextId++}`, code: s.code })) showError(OFFLINE);
+    },
   }, s.label)));
 }
 
@@ -824,6 +993,9 @@ function renderFairness() {
   const seated = state.seat !== null && state.seat !== undefined;
   $("fair-mine").textContent = myContribution(tableId, info.hand)
     ?? (seated ? "(nenhuma guardada neste navegador)" : "(nenhuma: você está assistindo)");
+  const mineState = myContribution(tableId, info.hand) ? contributionState(tableId, info.hand) : null;
+  $("fair-mine-note").textContent = { sent: "(enviada, esperando confirmação)", received: "(recebida pela mesa)",
+    late: "(não chegou a tempo: a mão foi distribuída sem ela)" }[mineState] ?? "";
   const from = info.entropy_from ?? [];
   $("fair-from").textContent = from.length ? from.map((s) => seatName(s)).join(", ") : "ninguém ainda";
   for (const [id, check] of [["fair-chain", state.chainCheck], ["fair-last", state.lastCheck]]) {
@@ -852,6 +1024,9 @@ $("resign").addEventListener("click", async () => {
 });
 $("rematch").addEventListener("click", () => lobby("rematch"));
 $("leave-table").addEventListener("click", async () => {
+  if (await lobby("leave")) window.location.assign("/");
+});
+$("leave-finished").addEventListener("click", async () => {
   if (await lobby("leave")) window.location.assign("/");
 });
 

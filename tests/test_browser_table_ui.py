@@ -1,0 +1,259 @@
+"""The table and lobby pages' small promises, in a real Chromium against the real server.
+
+Keyboard focus that survives my own moves and the lobby's refresh, a click while the socket is
+down that says so, a refused reconnect that is explained instead of retried forever, a way to
+leave a finished table, lobby buttons that send one request at a time, and a pt-BR text for every
+refusal the table socket can send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from typing import Any
+
+from playwright.async_api import Browser, Route, WebSocket, WebSocketRoute, expect
+
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    LiveServer,
+    Policy,
+    browser_fixture,
+    create_table,
+    live_server_fixture,
+    new_page,
+    play_hand,
+    signup,
+)
+
+FOCUS_PLACE_JS = """() => {
+  const a = document.activeElement;
+  const group = a.closest('#my-hand, #actions');
+  return group ? group.id : a.tagName;
+}"""
+
+
+async def test_focus_stays_on_the_table_after_my_own_moves(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "ui_focus")
+    await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')
+    accept = page.locator('#actions button[data-action="accept"]:not([disabled])')
+    await expect(playable.or_(accept).first).to_be_visible()
+    moves = 0
+    for target in (accept, playable):
+        if not await target.count():
+            continue
+        await target.first.focus()
+        await page.keyboard.press("Enter")
+        moves += 1
+        await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
+        # the answer rebuilt the buttons: the focus is still among them, never on <body>
+        await page.wait_for_timeout(300)
+        assert await page.evaluate(FOCUS_PLACE_JS) in ("my-hand", "actions")
+    assert moves >= 1
+
+
+async def test_a_click_while_the_socket_is_down_says_so(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    routes: list[WebSocketRoute] = []
+    allow = {"reconnect": False}
+
+    def route(ws: WebSocketRoute) -> None:
+        routes.append(ws)
+        if len(routes) > 1 and not allow["reconnect"]:
+            # the network is down: the reconnect goes nowhere
+            asyncio.get_running_loop().create_task(ws.close(code=4000, reason="test: offline"))
+            return
+        ws.connect_to_server()
+
+    await page.route_web_socket(re.compile(r"/ws/tables/"), route)
+    await signup(page, live_server, "ui_offline")
+    await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')
+    await expect(playable.first).to_be_visible()
+    await routes[0].close(code=4000, reason="test: connection dropped")
+    await expect(page.locator("#conn-status")).not_to_have_attribute("data-state", "connected")
+    await page.wait_for_timeout(600)
+    await playable.first.click()
+    await expect(page.locator("#table-error")).to_have_text("Sem conexão; tente de novo.")
+    # the click was not queued: nothing is waiting for an answer
+    await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
+    allow["reconnect"] = True
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+
+
+async def test_a_table_gone_while_away_is_explained_not_retried(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    sockets: list[WebSocket] = []
+    page.on("websocket", lambda ws: sockets.append(ws))
+    routes: list[WebSocketRoute] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        routes.append(ws)
+        ws.connect_to_server()
+
+    await page.route_web_socket(re.compile(r"/ws/tables/"), route)
+    await signup(page, live_server, "ui_gone")
+    table_id = await create_table(page, "paulista", 2, "training")
+    assert len(sockets) == 1
+    # the only player leaves from elsewhere (another tab): the table closes and the server
+    # stops serving it; when this page's socket then drops, its reconnect is refused (404)
+    status = await page.evaluate(
+        """async (id) => {
+          const csrf = document.querySelector('meta[name="csrf-token"]').content;
+          const r = await fetch(`/api/tables/${id}/leave`, { method: "POST",
+            headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" }, body: "{}" });
+          return r.status;
+        }""",
+        table_id,
+    )
+    assert status == 200
+    await routes[0].close(code=4000, reason="test: connection dropped")
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "closed")
+    await expect(page.locator("#table-error")).to_contain_text("Mesa não encontrada")
+    tries = len(sockets)
+    await page.wait_for_timeout(3000)
+    assert len(sockets) == tries  # no more attempts
+    assert tries <= 3
+
+
+def _finished_table(table_id: str, *, rematch: list[int]) -> dict[str, Any]:
+    return {
+        "id": table_id, "variant": "paulista", "seats": 2, "mode": "vote", "kind": "training",
+        "status": "finished", "owner": "ui_done",
+        "players": [
+            {"seat": 0, "name": "ui_done", "bot": False, "connected": True},
+            {"seat": 1, "name": "Robô", "bot": True, "connected": True},
+        ],
+        "score": [12, 7], "match": 1, "hand": 9, "you": 0, "rematch": rematch, "invite": None,
+    }
+
+
+async def test_a_finished_table_can_be_left_and_lobby_buttons_wait(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    table_id = "00000000000000bb"
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "ui_done")
+
+    # the table socket: a finished match (its status and nothing else), answered here
+    def socket(ws: WebSocketRoute) -> None:
+        def on_message(text: str | bytes) -> None:
+            if json.loads(text)["type"] != "hello":
+                return
+            now = int(time.time() * 1000)
+            table = _finished_table(table_id, rematch=[])
+            ws.send(json.dumps({
+                "type": "welcome", "table": table, "seat": 0, "seq": 40, "epoch": 1,
+                "server_time_ms": now, "signals": [], "limits": {},
+            }))
+            ws.send(json.dumps({
+                "type": "snapshot", "seq": 40, "epoch": 1, "server_time_ms": now,
+                "table": table, "hand": None, "view": None, "pending": [], "absent": [],
+            }))
+
+        ws.on_message(on_message)
+
+    # the lobby requests: slow, and counted
+    posts: list[str] = []
+
+    async def lobby(route: Route) -> None:
+        path = route.request.url.rsplit("/", 1)[1]
+        posts.append(path)
+        await asyncio.sleep(1)
+        if path == "rematch":
+            table = _finished_table(table_id, rematch=[0])
+        else:
+            table = {**_finished_table(table_id, rematch=[]), "status": "open", "you": None}
+        await route.fulfill(status=200, content_type="application/json",
+                            body=json.dumps({"table": table}))
+
+    await page.route_web_socket(re.compile(r"/ws/tables/"), socket)
+    await page.route(re.compile(rf"/api/tables/{table_id}/(rematch|leave)$"), lobby)
+    await page.goto(live_server.url(f"/t/{table_id}"))
+    over = page.locator("#match-over")
+    await expect(over).to_be_visible()
+    rematch = over.get_by_role("button", name="Revanche")
+    leave = over.get_by_role("button", name="Sair da mesa")
+    await expect(rematch).to_be_visible()
+    await expect(leave).to_be_visible()
+    # a double click sends one request; the button waits for its answer
+    await page.evaluate(
+        "() => { const b = document.getElementById('rematch'); b.click(); b.click(); }"
+    )
+    await expect(rematch).to_be_disabled()
+    await expect(rematch).to_have_text("Revanche pedida: esperando os outros")
+    assert posts == ["rematch"]
+    await page.evaluate(
+        "() => { const b = document.getElementById('leave-finished'); b.click(); b.click(); }"
+    )
+    await expect(leave).to_be_disabled()
+    await page.wait_for_url(live_server.url("/"))
+    assert posts == ["rematch", "leave"]
+
+
+async def test_the_lobby_refresh_keeps_the_focus_in_my_tables(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "ui_lobby")
+    await create_table(page, "paulista", 2, "training")
+    await page.goto(live_server.url("/"))
+    link = page.locator("#my-tables a").first
+    await expect(link).to_be_visible()
+    await link.focus()
+    await page.evaluate("() => { document.activeElement.dataset.marked = 'yes'; }")
+    await page.wait_for_timeout(4600)  # past a 4 s refresh
+    assert await page.evaluate("() => document.activeElement.dataset.marked") == "yes"
+    # every refusal the table socket can send has its own pt-BR text
+    codes = [
+        "in_doubt", "unavailable", "shutting_down", "action_limit", "bad_action", "bad_message",
+        "hello_first", "internal_error", "bad_form",
+    ]
+    texts = await page.evaluate(
+        """async (codes) => {
+          const c = await import("/static/js/common.js");
+          return codes.map((code) => c.apiMessage(code, "ENGLISH FALLBACK"));
+        }""",
+        codes,
+    )
+    for code, text in zip(codes, texts, strict=True):
+        assert text != "ENGLISH FALLBACK", code
+    assert texts[0] == (
+        "Não foi possível confirmar a jogada; a mesa foi recarregada: confira se ela valeu."
+    )
+    # private tables are never listed here (they are joined by their invite link): the lobby
+    # has no invite code field
+    assert await page.locator("#lobby-tables input").count() == 0
+
+
+async def test_live_checks_pin_the_house_key_from_the_api(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a house key that is not the one signing this table's anchors and records: both live
+    # checks must fail, not trust the key each statement carries
+    page = await new_page(browser, live_server)
+
+    async def other_key(route: Route) -> None:
+        await route.fulfill(status=200, content_type="application/json",
+                            body=json.dumps({"key_id": "00" * 8, "public_key": "ab" * 32}))
+
+    await page.route(re.compile(r"/api/key$"), other_key)
+    await signup(page, live_server, "ui_key")
+    await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#fair-chain")).to_have_attribute("data-state", "fail")
+    await expect(page.locator("#fair-chain")).to_contain_text("não pela chave publicada da casa")
+    await play_hand(page, Policy())
+    await expect(page.locator("#fair-last")).to_have_attribute("data-state", "fail")
+    await expect(page.locator("#fair-last")).to_contain_text("FALHOU (key)")
