@@ -3,6 +3,7 @@ operators' evidence), a restart that overlaps a streak, and the empty-seat cance
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -328,3 +329,113 @@ async def test_team_vote_runs_out(live: Live, vclock: VirtualClock) -> None:
     finally:
         for person in people:
             await person.close()
+
+
+async def _four_at_a_raise(live: Live) -> tuple[list[Player], str, list[SeatClient], int, int]:
+    """A 2v2 Paulista private table in vote mode, dealt, and its first player asking truco:
+    the people, the table id, their clients, and the two seats that must answer."""
+    people = await players(live.base, "ana", "bia", "caio", "davi")
+    table = await create_table(people[0], "paulista", 4, "private")
+    tid = table["id"]
+    for seat, person in enumerate(people[1:], start=1):
+        await person.post(f"/api/tables/{tid}/join", {"invite": table["invite"], "seat": seat})
+    clients = [await connect(person, tid, seat) for seat, person in enumerate(people)]
+    for client in clients:
+        client.autoplay = False
+    await people[0].post(f"/api/tables/{tid}/start")
+    for _ in range(2):
+        for client in clients:
+            await drain(client, react=True)
+    (mover,) = [c for c in clients if c.view and c.view["legal"]]
+    await mover.send({"type": "action", "id": "t", "action": {"do": "raise"}})
+    for client in clients:
+        await drain(client)
+    return people, tid, clients, (mover.seat + 1) % 4, (mover.seat + 3) % 4
+
+
+def _votes(client: SeatClient) -> list[tuple[int, str, bool]]:
+    return [(e["seat"], e["vote"], e["automatic"]) for m in client.received
+            if m["type"] == "update" for e in m["events"] if e["type"] == "vote_cast"]
+
+
+async def test_a_disconnected_players_pending_vote_counts_as_decline(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    people, tid, clients, first, second = await _four_at_a_raise(live)
+    actor = live.house.tables[tid]
+    try:
+        await clients[second].ws.close()  # gone while the vote waits for them
+        others = [c for c in clients if c.seat != second]
+        for client in others:
+            await drain(client)
+        # their vote is a decline at once (no clock ran out: no absence, no streak)
+        assert _votes(clients[first]) == [(second, "decline", True)]
+        assert not actor.absent and not actor.streaks
+        await clients[first].send({"type": "action", "id": 1, "action": {"do": "decline"}})
+        for client in others:
+            await drain(client)
+        ended = [e for m in clients[first].received if m["type"] == "update"
+                 for e in m["events"] if e["type"] == "hand_ended"]
+        assert ended and ended[0]["reason"] == "declined"  # decided then, not 20 s later
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_a_reloaded_tables_snapshot_shows_its_clocks(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    try:
+        tid = (await create_table(ana, "paulista", 2, "training"))["id"]
+        seat = await connect(ana, tid, 0)
+        seat.autoplay = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat, react=True)
+        actor = live.house.tables[tid]
+        while not any(d.seat == 0 for d in actor.deadlines.values()):
+            await vclock.advance(0.1)
+            await drain(seat)
+        mark = len(seat.received)
+        await actor.call(actor._reload)  # what a write in doubt makes the table do
+        await drain(seat)
+        (snapshot,) = [m for m in seat.received[mark:] if m["type"] == "snapshot"]
+        # every clock restarts in full, and the snapshot says when each runs out
+        assert [(d["seat"], d["deadline_ms"]) for d in snapshot["pending"]] == [
+            (d.seat, ms(d.at)) for d in actor.deadlines.values()]
+        assert snapshot["pending"] and all(
+            d.at == vclock.now() + 20.0 for d in actor.deadlines.values())
+    finally:
+        await ana.close()
+
+
+async def test_a_reload_keeps_the_streaks_first_deadline_in_the_evidence(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    writer = live.house.writer
+    real_write = writer.write
+
+    async def slow(statements: Any) -> None:  # a commit takes 5 ms of the table's clock
+        await real_write(statements)
+        await vclock.advance(0.005)
+
+    writer.write = slow  # type: ignore[method-assign]
+    (ana,) = await players(live.base, "ana")
+    try:
+        tid = (await create_table(ana, "paulista", 2, "training"))["id"]
+        idle = await connect(ana, tid, 0)
+        idle.send_entropy = False
+        await drain(idle)
+        await ana.post(f"/api/tables/{tid}/start")
+        actor = live.house.tables[tid]
+        await run_clock(vclock, idle, 30.0,
+                        lambda: 0 in actor.streaks and actor.streaks[0].count >= 3)
+        await actor.call(actor._reload)  # the streak is rebuilt from the rows
+        await run_clock(vclock, idle, 30.0, lambda: idle.over is not None)
+        evidence = await live.app[POOL].fetchval("SELECT evidence FROM abandonments")
+        kinds = [item["kind"] for item in json.loads(evidence)]
+        # ten missed deadlines: nine automatic actions, and the tenth deadline is the forfeit
+        assert (kinds.count("deadline"), kinds.count("automatic")) == (10, 9)
+    finally:
+        await ana.close()

@@ -55,7 +55,9 @@ from truco import (
     IllegalAction,
     MatchConfig,
     MatchState,
+    Pending,
     PendingKind,
+    TeamMode,
     Termination,
     Variant,
     action_from_json,
@@ -638,6 +640,8 @@ class TableActor:
             return
         await self._connection_event(seat, SeatEventKind.DISCONNECTED)
         self._watch_empty(seat)
+        if self.deadlines and self.state is not None and not self.state.hand_over:
+            self._reschedule()  # a vote pending for this seat now counts as decline
         if self.status is not TableStatus.CLOSED:
             self._emit_table()
 
@@ -1085,6 +1089,11 @@ class TableActor:
         self.history.clear()
         self.house.metrics.table_reloads.inc()
         self._log("table_reloaded", status=self.status.value)
+        hand, state = self.hand, self.state
+        if (self.status is TableStatus.PLAYING and hand is not None
+                and hand.phase is HandPhase.PLAYING and state is not None
+                and not state.hand_over and state.outcome is None):
+            self._reschedule()  # the clocks, in full, in the snapshot (`_go_on` keeps them)
         for conn in list(self.subscribers):
             conn.send_json(self.snapshot(conn))
         if self.status is TableStatus.PLAYING:
@@ -1236,12 +1245,13 @@ class TableActor:
                     if bot_timer is not None:
                         bot_timer.cancel()
         wanted: dict[DeadlineKey, tuple[int, PendingKind, bool]] = {}
-        # each bot with a decision, and the deadline (its own, or its team's vote) covering it
+        # each seat the table decides for now (a bot; a disconnected voter, who declines), and
+        # the deadline (its own, or its team's vote) covering it
         bots: dict[DeadlineKey, tuple[int, DeadlineKey]] = {}
         for p in pending(self.state):
             key: DeadlineKey = (("vote", p.seat % 2) if p.team_vote else (p.kind.value, p.seat))
             wanted.setdefault(key, (p.seat, p.kind, p.team_vote))
-            if self.seats[p.seat].bot:
+            if self.seats[p.seat].bot or self._declines_for(p):
                 bots[(p.kind.value, p.seat)] = (p.seat, key)
         for key in list(self.deadlines):
             if key not in wanted:
@@ -1268,9 +1278,21 @@ class TableActor:
     def _deadline_callback(self, token: int) -> Callable[[], None]:
         return lambda: self.post(lambda: self._on_deadline(token))
 
+    def _declines_for(self, p: Pending) -> bool:
+        """RULES.md, Team decisions: a disconnected player's pending vote counts as decline.
+        A vote: an answer of two partners in `vote` mode (a partner who went to the mazo
+        leaves the other to decide alone, with their own clock)."""
+        state = self.state
+        if (p.kind is not PendingKind.ANSWER or p.team_vote or self.config.seats != 4
+                or self.config.mode is not TeamMode.VOTE or state is None or state.hand is None
+                or not self.seats[p.seat].human or self.connected(p.seat)):
+            return False
+        return state.hand.in_hand((p.seat + 2) % 4)
+
     def _schedule_bot(self, key: DeadlineKey, seat: int, token: int) -> None:
-        """The bot decides after its think time (on the injected clock), if still pending."""
-        think = self.house.settings.bot_think
+        """The bot decides after its think time (on the injected clock), if still pending; a
+        disconnected voter's decline is cast at once."""
+        think = self.house.settings.bot_think if self.seats[seat].bot else 0.0
         if think <= 0:
             self.post(lambda: self._bot_move(seat, token))
             self.bot_timers[key] = _Done()
@@ -1280,6 +1302,13 @@ class TableActor:
 
     async def _bot_move(self, seat: int, token: int) -> None:
         if self.state is None or not any(d.token == token for d in self.deadlines.values()):
+            return
+        if self.seats[seat].human:
+            # a disconnected voter: their pending vote counts as decline (the engine's timeout
+            # of an unanswered vote), no absence of theirs; back by now, they answer themselves
+            if not self.connected(seat):
+                await self._apply(Action(seat, ActionKind.TIMEOUT), automatic=True,
+                                  arrival=time.perf_counter())
             return
         partner = self.seats[(seat + 2) % self.config.seats]
         try:
@@ -1344,7 +1373,7 @@ class TableActor:
         evidence = (
             "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
             " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
-            (self.id, self.match_number, seat, SeatEventKind.AUTOMATIC.value, at(self.now),
+            (self.id, self.match_number, seat, SeatEventKind.AUTOMATIC.value, at(now),
              json.dumps({"streak": streak.count, "hand": self.hand.number if self.hand else None,
                          "late_ms": ms(self.now - deadline.at)})),
         )
