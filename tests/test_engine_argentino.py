@@ -7,6 +7,7 @@ import pytest
 from tests.engine_support import action, begin, do, refused, steps
 from truco import ActionKind, HandEnd, Phase, Reason, apply, legal_actions, pending, view
 from truco.events import EnvidoAccepted, EnvidoDeclined, Folded, HandEnded
+from truco.match import _sung
 
 # seat 0 (mano): tanto 33; seat 1: tanto 30
 TWO = [["7D", "6D", "AH"], ["7S", "3S", "JS"]]
@@ -18,7 +19,8 @@ class TestEnvido:
         state = do(begin("argentino", TWO), 0, "envido")
         assert refused(state, 0, "play", "7D") is Reason.ANSWER_PENDING
         state, events = apply(state, action(1, "accept"))
-        assert events[-1] == EnvidoAccepted("E", ((0, 33), (1, 30)), 0, 0, 2)
+        # 33 is sung; seat 1's 30 does not beat it: "son buenas", and it stays hidden
+        assert events[-1] == EnvidoAccepted("E", ((0, 33),), 0, 0, 2)
         assert state.score == (2, 0) and not state.hand_over
         assert state.hand is not None and state.hand.turn == 0  # play resumes
         assert refused(state, 0, "envido") is Reason.ENVIDO_NOT_ALLOWED  # once per hand
@@ -181,7 +183,23 @@ class TestMazo:
         state = steps(begin("argentino", FOUR), (0, "fold"), (1, "envido"), (2, "accept"))
         assert state.score == (0, 2)  # 30 beats seat 2's 5 and seat 3's 6; 33 folded
         assert view(state, 2)["hand"]["envido"]["result"]["tantos"] == [
-            {"seat": 1, "tanto": 30},
-            {"seat": 2, "tanto": 5},
-            {"seat": 3, "tanto": 6},
+            {"seat": 1, "tanto": 30},  # seat 2's 5 and seat 3's 6 stay hidden: son buenas
         ]
+
+
+@pytest.mark.parametrize(("everyone", "winner", "sung"), [
+    # (seat, tanto) from mano; seats 0 and 2 are one team, 1 and 3 the other
+    (((0, 33), (1, 30)), 0, ((0, 33),)),
+    (((0, 20), (1, 25)), 1, ((0, 20), (1, 25))),
+    (((1, 25), (0, 25)), 1, ((1, 25),)),  # equal: the seat nearer mano keeps it
+    # round the table again: seat 3 beats seat 0, then seat 2 (silent while 0 led) beats 3
+    (((0, 30), (1, 5), (2, 33), (3, 31)), 2, ((0, 30), (3, 31), (2, 33))),
+    # seat 2 equals seat 3 and is nearer mano: it beats it
+    (((0, 30), (1, 5), (2, 31), (3, 31)), 2, ((0, 30), (3, 31), (2, 31))),
+    # the other team never beats mano's 30; the partner's 33 wins and is sung last
+    (((0, 30), (1, 20), (2, 33), (3, 25)), 2, ((0, 30), (2, 33))),
+])
+def test_the_table_sings_the_tantos_son_buenas(
+        everyone: tuple[tuple[int, int], ...], winner: int,
+        sung: tuple[tuple[int, int], ...]) -> None:
+    assert _sung(everyone, winner) == sung

@@ -174,7 +174,7 @@ class EnvidoCalled:
 class EnvidoAccepted:
     type: ClassVar[str] = "envido_accepted"
     chain: str
-    tantos: tuple[tuple[int, int], ...]  # (seat, tanto) for every seat that competed, from mano
+    tantos: tuple[tuple[int, int], ...]  # (seat, tanto) as sung: the others said son buenas
     winner_seat: int
     winner_team: int
     points: int

@@ -593,19 +593,43 @@ def _answer_envido(
         events.append(EnvidoDeclined(name, current.team, points))
     else:
         points = envido_rules.accepted_points(chain, state.score, target)
-        tantos = tuple(
+        everyone = tuple(
             (s, envido_rules.tanto(hand.hands[s])) for s in _from_mano(hand) if hand.in_hand(s)
         )
         # highest tanto wins; on equal tantos the seat nearest mano (first in this order) wins
-        winner_seat, best = tantos[0]
-        for s, value in tantos[1:]:
+        winner_seat, best = everyone[0]
+        for s, value in everyone[1:]:
             if value > best:
                 winner_seat, best = s, value
+        tantos = _sung(everyone, winner_seat)
         result = EnvidoResult(True, winner_seat & 1, points, winner_seat, tantos)
         events.append(EnvidoAccepted(name, tantos, winner_seat, winner_seat & 1, points))
     settled = EnvidoState(chain=chain, seat=current.seat, team=current.team, result=result)
     hand = evolve_hand(hand, votes=cleared, envido=settled)
     return _score_now(state, hand, result.winner_team, points, events)
+
+
+def _sung(everyone: tuple[tuple[int, int], ...], winner: int) -> tuple[tuple[int, int], ...]:
+    """The tantos the table sings for the players ("son buenas"): mano's first; then, round the
+    table from mano for as long as one can, a player sings only when the other team holds the
+    best so far and their tanto beats it (an equal one beats it when its seat is nearer mano).
+    The others say "son buenas": their tantos stay hidden. The winner sings last (a partner of
+    the best so far who holds more sings it too: the winner's cards are shown anyway)."""
+    order = {seat: index for index, (seat, _) in enumerate(everyone)}
+    sung = [everyone[0]]
+    best_seat, best = everyone[0]
+    changed = True
+    while changed:
+        changed = False
+        for seat, value in everyone:
+            if (seat & 1) != (best_seat & 1) and (
+                    value > best or (value == best and order[seat] < order[best_seat])):
+                sung.append((seat, value))
+                best_seat, best = seat, value
+                changed = True
+    if best_seat != winner:
+        sung.append(next(entry for entry in everyone if entry[0] == winner))
+    return tuple(sung)
 
 
 def _from_mano(hand: HandState) -> tuple[int, ...]:

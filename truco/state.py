@@ -139,7 +139,7 @@ class EnvidoResult:
     winner_team: int  # the team that scored
     points: int
     winner_seat: int | None  # accepted: whose tanto won (their cards are shown at hand end)
-    tantos: tuple[tuple[int, int], ...]  # accepted: (seat, tanto) from mano on
+    tantos: tuple[tuple[int, int], ...]  # accepted: the (seat, tanto) sung, in order (_sung)
 
 
 @fast_init
