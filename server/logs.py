@@ -35,6 +35,7 @@ def setup_logging(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    logging.captureWarnings(True)  # a library's warning is an event a line like the rest
     # aiohttp's access log duplicates our own request events
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     # the embedded server narrates every pg_ctl call at INFO

@@ -74,7 +74,8 @@ def main(argv: list[str]) -> int:
                                 "password_cost": config.password_cost.value,
                                 "database": "url" if config.database_url else "embedded",
                                 "data_dir": str(config.data_path)})
-    print(f"Barajamos is starting on http://{config.host}:{config.port}/", file=sys.stderr)
+    # for the person who started it (stdout: the log on stderr stays one JSON event a line)
+    print(f"Barajamos is starting on http://{config.host}:{config.port}/", flush=True)
     if insecure_cookies(config.host, config.secure_cookies):
         log.warning("cookies without the Secure flag on a public address",
                     extra={"host": config.host, "fix": "serve behind HTTPS and set"
@@ -83,9 +84,28 @@ def main(argv: list[str]) -> int:
               " serve behind HTTPS and set BARAJAMOS_SECURE_COOKIES=1", file=sys.stderr)
     # run_app handles SIGINT/SIGTERM: on_shutdown closes sockets with GOING_AWAY, then cleanup
     # persists what it must and stops the embedded PostgreSQL
-    web.run_app(app, host=config.host, port=config.port, print=None,
-                shutdown_timeout=10.0, access_log=None, loop=new_event_loop())
+    try:
+        web.run_app(app, host=config.host, port=config.port, print=None,
+                    shutdown_timeout=10.0, access_log=None, loop=new_event_loop())
+    except startup_errors() as exc:  # the port taken, the database unreachable or busy...
+        log.error("serve failed", extra={"error": f"{type(exc).__name__}: {exc}"})
+        print(f"barajamos serve: {exc}", file=sys.stderr)
+        return 1
     return 0
+
+
+def startup_errors() -> tuple[type[BaseException], ...]:
+    """What stops the house from starting (or running) for a reason an operator can fix: one
+    line, not a traceback."""
+    import subprocess
+
+    import asyncpg
+
+    from server.db import MigrationError
+    from server.live.house import HouseBusy
+
+    return (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, MigrationError,
+            subprocess.CalledProcessError, HouseBusy)
 
 
 def migrate_main(argv: list[str]) -> int:
@@ -105,20 +125,20 @@ def migrate_main(argv: list[str]) -> int:
 async def _migrate(config: Config) -> int:
     import asyncpg
 
-    from server.db import EmbeddedPostgres, MigrationError, migrate
+    from server.db import EmbeddedPostgres, migrate
 
     embedded = None
     dsn = config.database_url
-    if dsn is None:
-        embedded = EmbeddedPostgres(config.data_path / "pg")
-        dsn = embedded.start()
     try:
+        if dsn is None:
+            embedded = EmbeddedPostgres(config.data_path / "pg")
+            dsn = embedded.start()
         conn = await asyncpg.connect(dsn)
         try:
             applied = await migrate(conn)
         finally:
             await conn.close()
-    except (MigrationError, OSError, asyncpg.PostgresError) as exc:
+    except startup_errors() as exc:
         print(f"barajamos migrate: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -153,10 +173,10 @@ async def _set_operator(config: Config, name: str, operator: bool) -> int:
 
     embedded = None
     dsn = config.database_url
-    if dsn is None:
-        embedded = EmbeddedPostgres(config.data_path / "pg")
-        dsn = embedded.start()
     try:
+        if dsn is None:
+            embedded = EmbeddedPostgres(config.data_path / "pg")
+            dsn = embedded.start()
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=1)
         try:
             async with pool.acquire() as conn:
@@ -164,7 +184,7 @@ async def _set_operator(config: Config, name: str, operator: bool) -> int:
             changed = await set_role(pool, name, Role.OPERATOR if operator else Role.PLAYER)
         finally:
             await pool.close()
-    except (OSError, asyncpg.PostgresError) as exc:
+    except startup_errors() as exc:
         print(f"barajamos operator: {exc}", file=sys.stderr)
         return 1
     finally:

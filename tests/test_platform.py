@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
 from pathlib import Path
 
 import asyncpg
@@ -12,7 +14,8 @@ import pytest
 from server.accounts import INTERACTIVE, MINIMUM
 from server.app import PASSWORD_COST
 from server.config import ConfigError, PasswordCostLevel, from_env
-from server.db import MigrationError, load_migrations, migrate
+from server.db import MigrationError, forget_dead_users, load_migrations, migrate
+from server.live.house import HouseBusy, serve_alone
 from server.serve import build_app, insecure_cookies
 from server.serve import main as serve_main
 
@@ -147,3 +150,37 @@ async def test_operator_command_sets_and_revokes_the_role(database_url: str,
         assert await _set_operator(config, "nobody", True) == 1
     finally:
         await pool.close()
+
+
+def test_bad_settings_are_refused_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="the port must be 1 to 65535, not 70000"):
+        from_env({"BARAJAMOS_PORT": "70000"}, data_dir=tmp_path)
+    with pytest.raises(ConfigError, match="the port must be 1 to 65535, not 0"):
+        from_env({}, data_dir=tmp_path, port=0)
+    with pytest.raises(ConfigError, match="BARAJAMOS_LOG_LEVEL must be one of"):
+        from_env({"BARAJAMOS_LOG_LEVEL": "verbose"}, data_dir=tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(ConfigError, match="cannot keep the secrets in"):
+        from_env({}, data_dir=afile / "data")
+
+
+def test_a_killed_process_is_taken_off_the_embedded_servers_users(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    handles = tmp_path / ".handle_pids.json"
+    handles.write_text(json.dumps([dead.pid, os.getpid()]))
+    forget_dead_users(handles)
+    assert json.loads(handles.read_text()) == [os.getpid()]
+    forget_dead_users(tmp_path / "missing.json")  # no list yet: nothing to do
+
+
+async def test_one_house_serves_a_database_at_a_time(database_url: str) -> None:
+    first = await serve_alone(database_url)
+    try:
+        with pytest.raises(HouseBusy, match="another house is serving this database"):
+            await serve_alone(database_url, tries=2)
+    finally:
+        first.terminate()
+    second = await serve_alone(database_url)  # the first one's lock went with its session
+    second.terminate()

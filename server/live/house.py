@@ -23,7 +23,7 @@ from server.clock import Clock, Timer
 from server.config import Config
 from server.live.model import LiveError, LiveSettings, TableKind, TableStatus
 from server.live.table import MatchResult, Seat, TableActor, at, ms
-from server.live.writer import GroupWriter
+from server.live.writer import WRITE_ERRORS, GroupWriter
 from server.metrics import Metrics
 from truco import MatchConfig, Variant
 from truco.records import key_id_for
@@ -50,6 +50,33 @@ class Lineup:
     restart_overlap: bool
 
 
+class HouseBusy(RuntimeError):
+    """Another house serves this database: two would each hold its tables in memory and
+    overwrite each other's writes."""
+
+
+_SERVING_LOCK = 0x686F7573  # "hous": held by the one house serving a database
+
+
+async def serve_alone(dsn: str, tries: int = 50) -> asyncpg.Connection:
+    """A connection holding the serving lock for the life of the house (a session lock: it goes
+    when the connection does, a killed house's too, once its backend has noticed: hence a few
+    tries, 0.2 s apart)."""
+    conn = await asyncpg.connect(dsn, timeout=10)
+    try:
+        for attempt in range(tries):
+            if attempt:
+                await asyncio.sleep(0.2)
+            if await conn.fetchval("SELECT pg_try_advisory_lock($1)", _SERVING_LOCK):
+                return conn
+    except BaseException:
+        conn.terminate()
+        raise
+    conn.terminate()
+    raise HouseBusy("another house is serving this database (the same data folder or"
+                    " DATABASE_URL); stop it first")
+
+
 class House:
     def __init__(self, config: Config, clock: Clock, metrics: Metrics,
                  settings: LiveSettings) -> None:
@@ -69,6 +96,7 @@ class House:
         self.run_started_at = 0.0
         # settles finished ranked and arena matches (the ranked service, when there is one)
         self.settler: Callable[[MatchResult], Awaitable[None]] | None = None
+        self._serving: asyncpg.Connection | None = None
         # the players of every competitive table's match in play (table id -> lineup): the
         # settlement pays and rates them even if a seat was emptied before the match ended
         self.lineups: dict[str, Lineup] = {}
@@ -92,6 +120,7 @@ class House:
     async def start(self, pool: asyncpg.Pool, dsn: str) -> None:
         from server.live.recovery import restore_tables
 
+        self._serving = await serve_alone(dsn)
         self._pool = pool
         self.run_started_at = self.clock.now()
         self.run_id = await pool.fetchval(
@@ -139,10 +168,16 @@ class House:
             await asyncio.gather(*self._closing)
         if self._writer is not None:
             await self._writer.close()
-        if self._pool is not None and self.run_id:
-            await self._pool.execute(
-                "UPDATE server_runs SET stopped_at = $2, clean = true WHERE id = $1",
-                self.run_id, at(self.clock.now()))
+        try:
+            if self._pool is not None and self.run_id:
+                await self._pool.execute(
+                    "UPDATE server_runs SET stopped_at = $2, clean = true WHERE id = $1",
+                    self.run_id, at(self.clock.now()))
+        except WRITE_ERRORS as exc:  # the database went first: the run stays marked unclean
+            log.error("run end not saved", extra={"run": self.run_id, "error": str(exc)})
+        if self._serving is not None:
+            self._serving.terminate()  # its session's lock goes with it
+            self._serving = None
         log.info("house stopped", extra={"run": self.run_id})
 
     def get(self, table_id: str) -> TableActor:
