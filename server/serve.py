@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import ipaddress
 import logging
+import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -67,6 +68,14 @@ def main(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"barajamos serve: {exc}", file=sys.stderr)
         return 2
+    # the port first: a taken one is said before the database starts or a table is touched
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    try:
+        listening = socket.create_server((config.host, config.port), family=family)
+    except OSError as exc:
+        print(f"barajamos serve: cannot listen on {config.host}:{config.port}:"
+              f" {exc.strerror or exc}", file=sys.stderr)
+        return 1
     setup_logging(config.log_level)
     app = build_app(config)  # after logging: the app logs while it starts
     app.cleanup_ctx.append(_quiet_gc)  # last: once the house has started
@@ -85,8 +94,8 @@ def main(argv: list[str]) -> int:
     # run_app handles SIGINT/SIGTERM: on_shutdown closes sockets with GOING_AWAY, then cleanup
     # persists what it must and stops the embedded PostgreSQL
     try:
-        web.run_app(app, host=config.host, port=config.port, print=None,
-                    shutdown_timeout=10.0, access_log=None, loop=new_event_loop())
+        web.run_app(app, sock=listening, print=None, shutdown_timeout=10.0, access_log=None,
+                    loop=new_event_loop())
     except startup_errors() as exc:  # the port taken, the database unreachable or busy...
         log.error("serve failed", extra={"error": f"{type(exc).__name__}: {exc}"})
         print(f"barajamos serve: {exc}", file=sys.stderr)

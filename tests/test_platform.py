@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
 from pathlib import Path
@@ -184,3 +185,14 @@ async def test_one_house_serves_a_database_at_a_time(database_url: str) -> None:
         first.terminate()
     second = await serve_alone(database_url)  # the first one's lock went with its session
     second.terminate()
+
+
+def test_serve_says_a_taken_port_before_starting_anything(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert serve_main(["--port", str(port), "--data-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"barajamos serve: cannot listen on 127.0.0.1:{port}:" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "pg").exists()  # no database was started for it
