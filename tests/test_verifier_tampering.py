@@ -339,6 +339,20 @@ def test_a_ledger_head_must_match_the_records(table):
     assert [check.name for _, check in report.failures] == [CheckName.LEDGER]
 
 
+def test_two_ledger_heads_that_disagree_fail_even_without_the_hand(table):
+    # the hand they name is not in the input: neither can be checked against its record, but
+    # two signed hashes for one hand are proof the house published two histories
+    hand = table.records[-1]["hand"] + 1
+    heads = [sign_statement(build_ledger_head(at, {"mesa-t": (hand, digest)}),
+                            sample_signing_key())
+             for at, digest in ((1, bytes(32)), (2, bytes([1]) * 32))]
+    report = check_chain([*table.records, *heads], pinned=[KEY])
+    assert [check.name for _, check in report.failures] == [CheckName.LEDGER] * 2
+    assert "another trusted ledger head" in report.failures[0][1].reason
+    same = check_chain([*table.records, heads[0], heads[0]], pinned=[KEY])
+    assert same.ok  # the same head twice is no contradiction (each says skip)
+
+
 def test_the_first_hand_of_a_table_must_draw_its_dealer(table):
     first = resign(table.records[0], dealer={"seat": table.records[0]["dealer"]["seat"],
                                              "by": "rotation"})  # fmt: skip

@@ -429,6 +429,9 @@ def check_chain(
     # chain_start -> the distinct anchors trusted statements give for it (more than one is a
     # contradiction the house signed, whatever their order in the file)
     anchors: dict[int, list[SeedAnchor]] = {}
+    # hand -> the hashes trusted ledger heads give this table's record of it (more than one:
+    # the house published two histories)
+    heads: dict[int, set[bytes]] = {}
     for obj, statement in statements:
         assert statement.signed_by is not None
         checks = [trust.check(statement.signed_by), _signature_check(obj, statement.signed_by)]
@@ -437,6 +440,10 @@ def check_chain(
             known = anchors.setdefault(statement.chain_start, [])
             if not any(_same_anchor(statement, other) for other in known):
                 known.append(statement)
+        if isinstance(statement, LedgerHead) and trusted:
+            for entry in statement.tables:
+                if entry.table == table:
+                    heads.setdefault(entry.hand, set()).add(entry.hash)
         statement_checks.append(checks)
 
     reports: list[EntryReport] = []
@@ -445,7 +452,7 @@ def check_chain(
         if isinstance(statement, SeedAnchor) and statement.table == table and trusted:
             checks.append(_anchor_check(statement, anchors[statement.chain_start], by_number))
         if isinstance(statement, LedgerHead):
-            checks.append(_ledger_check(statement, table, hands))
+            checks.append(_ledger_check(statement, table, hands, heads))
         reports.append(EntryReport(_statement_label(statement), _kind_of(statement), tuple(checks)))
 
     budget = _HashBudget(_HASH_BUDGET)
@@ -544,11 +551,19 @@ def _follow_handovers(
                 queue.append(handover.new_public_key)
 
 
-def _ledger_check(head: LedgerHead, table: str, hands: Sequence[_Hand]) -> CheckResult:
+def _ledger_check(head: LedgerHead, table: str, hands: Sequence[_Hand],
+                  heads: Mapping[int, set[bytes]]) -> CheckResult:
     by_number = {hand.record.hand: hand for hand in hands}
     for entry in head.tables:
         if entry.table != table:
             continue
+        others = heads.get(entry.hand, set()) - {entry.hash}
+        if others:  # whatever the records say: two signed histories of one hand
+            return _fail(
+                CheckName.LEDGER,
+                f"names hand {entry.hand} with hash {entry.hash.hex()}, and another trusted"
+                f" ledger head names it with {min(others).hex()}: the history was rewritten",
+            )
         hand = by_number.get(entry.hand)
         if hand is None:
             return CheckResult(
