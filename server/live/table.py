@@ -943,8 +943,8 @@ class TableActor:
         if (hand is None or hand.number != number or hand.phase is not HandPhase.ENTROPY
                 or token != self._entropy_token):
             return
-        dealer, dealer_by = self._dealer(hand, hand.contributions)
-        await self._write([self._deal_statement(hand, dealer, dealer_by)])
+        dealer, dealer_by, dealt = self._deal_of(hand, hand.contributions)
+        await self._write([dealt])
         self._dealt_now(hand, dealer, dealer_by)
 
     def _check_entropy(self, item: _Contribution, taken: Mapping[int, bytes]) -> tuple[int, bytes]:
@@ -990,8 +990,8 @@ class TableActor:
         ) for _, seat in accepted]
         complete = all(s in sent for s in self._human_seats())
         if complete:
-            dealer, dealer_by = self._dealer(hand, sent)
-            statements.append(self._deal_statement(hand, dealer, dealer_by))
+            dealer, dealer_by, dealt = self._deal_of(hand, sent)
+            statements.append(dealt)
         await self._write(statements)
         seqs = []
         for _, seat in accepted:
@@ -1008,17 +1008,18 @@ class TableActor:
         # a seat that sent nothing is absent (None): the server never fills one in
         return tuple(sent.get(s) for s in range(self.config.seats))
 
-    def _dealer(self, hand: HandRun, sent: Mapping[int, bytes]) -> tuple[int, DealerChoice]:
+    def _deal_of(self, hand: HandRun, sent: Mapping[int, bytes],
+                 ) -> tuple[int, DealerChoice, tuple[str, tuple[Any, ...]]]:
+        """Who deals the hand with the entropy `sent`, and the row that says it is dealt."""
         if self.next_dealer is None:
-            return draw_first_dealer(hand.seed, self.id, self._contributions(sent),
-                                     self.config.seats), DealerChoice.DRAW
-        return self.next_dealer, DealerChoice.ROTATION
-
-    def _deal_statement(self, hand: HandRun, dealer: int,
-                        dealer_by: DealerChoice) -> tuple[str, tuple[Any, ...]]:
-        return ("UPDATE live_hands SET dealt = true, dealer = $3, dealer_by = $4"
-                " WHERE table_id = $1 AND hand = $2",
-                (self.id, hand.number, dealer, dealer_by.value))
+            dealer = draw_first_dealer(hand.seed, self.id, self._contributions(sent),
+                                       self.config.seats)
+            dealer_by = DealerChoice.DRAW
+        else:
+            dealer, dealer_by = self.next_dealer, DealerChoice.ROTATION
+        return dealer, dealer_by, ("UPDATE live_hands SET dealt = true, dealer = $3,"
+                                   " dealer_by = $4 WHERE table_id = $1 AND hand = $2",
+                                   (self.id, hand.number, dealer, dealer_by.value))
 
     def _dealt_now(self, hand: HandRun, dealer: int, dealer_by: DealerChoice, *,
                    announce: bool = True) -> None:
@@ -1429,8 +1430,8 @@ class TableActor:
         statements = []
         if hand.phase is HandPhase.ENTROPY:
             # the commitment is public: the hand is dealt and recorded, so the chain stays whole
-            dealer, dealer_by = self._dealer(hand, hand.contributions)
-            statements.append(self._deal_statement(hand, dealer, dealer_by))
+            dealer, dealer_by, dealt = self._deal_of(hand, hand.contributions)
+            statements.append(dealt)
             self._dealt_now(hand, dealer, dealer_by, announce=False)
         statements += extra
         assert self.state is not None
