@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import asyncpg
 import psutil
@@ -198,7 +199,26 @@ class EmbeddedPostgres:
             self._server = None
 
 
+class DatabaseUnreachable(RuntimeError):
+    """The database did not answer the house's first connections: one line, saying where it was
+    sought (without the password) and why."""
+
+
+def shown_dsn(dsn: str) -> str:
+    """A database URL fit for a log or an error: no password (in the address or the query)."""
+    parts = urlsplit(dsn)
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
+    return urlunsplit((parts.scheme, f"{user}@{host}" if user else host, parts.path, query, ""))
+
+
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 10) -> asyncpg.Pool:
-    pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+    try:
+        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise DatabaseUnreachable(f"cannot reach the database at {shown_dsn(dsn)}:"
+                                  f" {reason or type(exc).__name__}") from exc
     assert pool is not None
     return pool

@@ -100,6 +100,8 @@ def main(argv: list[str]) -> int:
         log.error("serve failed", extra={"error": f"{type(exc).__name__}: {exc}"})
         print(f"barajamos serve: {exc}", file=sys.stderr)
         return 1
+    finally:
+        listening.close()  # run_app leaves it open when the house fails to start
     return 0
 
 
@@ -110,11 +112,11 @@ def startup_errors() -> tuple[type[BaseException], ...]:
 
     import asyncpg
 
-    from server.db import MigrationError
+    from server.db import DatabaseUnreachable, MigrationError
     from server.live.house import HouseBusy
 
     return (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, MigrationError,
-            subprocess.CalledProcessError, HouseBusy)
+            subprocess.CalledProcessError, HouseBusy, DatabaseUnreachable)
 
 
 def migrate_main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import asyncpg
+import psutil
 import pytest
 
 from server.accounts import INTERACTIVE, MINIMUM
@@ -185,6 +186,27 @@ def test_a_killed_process_is_taken_off_the_embedded_servers_users(tmp_path: Path
     forget_dead_users(tmp_path / "missing.json")  # no list yet: nothing to do
 
 
+def test_serve_says_an_unreachable_database_in_one_line_without_its_password(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        nobody = closed.getsockname()[1]  # a port nothing listens on once this closes
+    url = f"postgresql://olga:s3cret@127.0.0.1:{nobody}/house?password=s3cret&sslmode=disable"
+    assert serve_main(["--port", str(_free_port()), "--data-dir", str(tmp_path),
+                       "--database-url", url]) == 1
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last == (f"barajamos serve: cannot reach the database at"
+                    f" postgresql://olga@127.0.0.1:{nobody}/house?sslmode=disable:"
+                    f" Connection refused"), last
+    assert "s3cret" not in err and "Traceback" not in err
+    assert not (tmp_path / "pg").exists()  # a database URL given: none is started
+
+
+def _free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return int(probe.getsockname()[1])
+
+
 def _postmaster_pid(pgdata: Path, pid: int) -> Path:
     """A postmaster.pid as PostgreSQL writes it (pid, folder, start time, port, socket folder,
     listen address, shared memory, status), naming `pid`."""
@@ -201,7 +223,12 @@ def _fake_postgres(where: Path, pgdata: Path) -> subprocess.Popen[bytes]:
     script.write_text("#!/bin/sh\nsleep 60\n")
     script.chmod(0o755)
     # its own process group: the shell's `sleep` goes with it (`_end`)
-    return subprocess.Popen([str(script), "-D", str(pgdata)], start_new_session=True)
+    process = subprocess.Popen([str(script), "-D", str(pgdata)], start_new_session=True)
+    for _ in range(500):  # until the shell runs the script (under its name)
+        if psutil.Process(process.pid).name() == "postgres":
+            return process
+        time.sleep(0.01)
+    raise AssertionError("the fake postgres did not start")
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
@@ -220,7 +247,6 @@ def test_a_stale_postmaster_pid_is_removed_only_when_no_server_of_the_folder_hol
     dead = subprocess.Popen(["true"])
     dead.wait()
     try:
-        time.sleep(0.2)  # the script's process takes its name once it runs
         for stale in (other.pid, elsewhere.pid, dead.pid):
             lock = _postmaster_pid(pgdata, stale)
             assert forget_stale_postmaster(pgdata), stale
