@@ -5,6 +5,7 @@ abandonment in a match that outlived a server run is exempt (the house's `restar
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,7 @@ from server.live.table import MatchResult
 from server.ranked import ledger, ratings
 from server.ranked.service import RANKED
 from tests.conftest import AppFactory
-from tests.test_live_helpers import Live, Player, players, start_live
+from tests.test_live_helpers import Live, Player, create_table, players, start_live
 from truco import Termination, Variant
 
 STAKE = 50
@@ -176,6 +177,93 @@ async def test_a_settlement_cut_off_by_a_crash_is_made_at_the_next_start(
     assert len(await ratings.history(third.app[POOL], users[1], Variant.PAULISTA, 2)) == 1
 
 
+async def test_a_settlement_cut_off_by_a_crash_is_made_at_the_next_start_after_seats_emptied(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        caplog: pytest.LogCaptureFixture) -> None:
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia, cid, dan = await players(first.base, "ana", "bia", "cid", "dan")
+    users = await _ids(first, "ana", "bia")
+    legacy = await _ids(first, "cid", "dan")
+    tid = await _launch(first, users)
+    old = await _launch(first, legacy)
+    first.house.settler = None  # the process dies between the matches' ends and settlements
+    pool = first.app[POOL]
+    for resigning, winner, table in ((ana, bia, tid), (cid, dan, old)):
+        status, _ = await resigning.post(f"/api/tables/{table}/leave")
+        assert status == 200
+        # the winner leaves the finished table too: every seat of it is empty now
+        status, _ = await winner.post(f"/api/tables/{table}/leave")
+        assert status == 200
+        assert await pool.fetch(
+            "SELECT user_id FROM live_seats WHERE table_id = $1 AND user_id IS NOT NULL",
+            table) == []
+        assert await _movements(first, table) == ["hold"]
+    # a match written before migration 026: who played it is not recorded
+    await pool.execute("UPDATE live_matches SET players = NULL WHERE table_id = $1", old)
+    for player in (ana, bia, cid, dan):
+        await player.close()
+    await first.client.close()
+
+    caplog.set_level(logging.INFO, logger="barajamos.ranked")
+    second = await start_live(make_app, aiohttp_client, vclock)
+    pool = second.app[POOL]
+    # settled at start for the players the match started with, though nobody sits there now
+    assert await _movements(second, tid) == ["hold", "payout"]
+    assert await ledger.balance(pool, users[0]) == 1000 - STAKE
+    assert await ledger.balance(pool, users[1]) == 1000 + STAKE
+    assert await _record_status(second, tid) == [(users[0], "pending")]
+    for user in users:
+        assert len(await ratings.history(pool, user, Variant.PAULISTA, 2)) == 1
+    # the older match names nobody for the emptied winner's seat: left for an operator, its
+    # stakes still held and nobody rated (paying or rating a guess is worse)
+    assert await _movements(second, old) == ["hold"]
+    assert await ledger.balance(pool, legacy[1]) == 1000 - STAKE
+    for user in legacy:
+        assert not await ratings.history(pool, user, Variant.PAULISTA, 2)
+    unknown = [r for r in caplog.records if r.getMessage() == "ranked_unsettled_unknown_players"]
+    assert [getattr(r, "table", None) for r in unknown] == [old]
+    await second.client.close()
+    # and not again at the start after
+    third = await start_live(make_app, aiohttp_client, vclock)
+    assert await _movements(third, tid) == ["hold", "payout"]
+    assert len(await ratings.history(third.app[POOL], users[1], Variant.PAULISTA, 2)) == 1
+
+
+async def test_a_match_records_the_players_it_started_with(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        pool = live.app[POOL]
+        users = await _ids(live, "ana", "bia")
+
+        async def recorded(table_id: str) -> list[list[int | None]]:
+            rows = await pool.fetch(
+                "SELECT players FROM live_matches WHERE table_id = $1 ORDER BY number", table_id)
+            return [list(row["players"]) for row in rows]
+
+        # a ranked table: the players it was launched with, seat by seat
+        tid = await _launch(live, list(reversed(users)))
+        assert await recorded(tid) == [list(reversed(users))]
+        # a training table: its humans where they sit, None for the bots' seats; the row keeps
+        # them when a player leaves (resigning) and the seat empties
+        table = await create_table(ana, "paulista", 4, "training")
+        training = table["id"]
+        status, body = await bia.post(f"/api/tables/{training}/join", {"seat": 3})
+        assert status == 200, body
+        status, body = await ana.post(f"/api/tables/{training}/start")
+        assert status == 200, body
+        assert await recorded(training) == [[users[0], None, None, users[1]]]
+        status, _ = await bia.post(f"/api/tables/{training}/leave")
+        assert status == 200
+        assert await pool.fetchval(
+            "SELECT user_id FROM live_seats WHERE table_id = $1 AND seat = 3", training) is None
+        assert await recorded(training) == [[users[0], None, None, users[1]]]
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 async def test_a_match_that_spanned_a_restart_stays_exempt_when_settled_at_the_next_start(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     first = await start_live(make_app, aiohttp_client, vclock)
@@ -197,6 +285,23 @@ async def test_a_match_that_spanned_a_restart_stays_exempt_when_settled_at_the_n
     # settled at the next start, as it would have been live: the restart exempts it
     third = await start_live(make_app, aiohttp_client, vclock)
     assert await _record_status(third, tid) == [(users[0], "exempt")]
+
+
+async def test_a_match_rebuilt_mid_play_keeps_the_players_it_started_with(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    """Its settlement names the seat's player even if the seat was emptied before the crash
+    (a resignation between hands leaves it empty while the match is still on)."""
+    first = await start_live(make_app, aiohttp_client, vclock)
+    for player in await players(first.base, "ana", "bia"):
+        await player.close()
+    users = await _ids(first, "ana", "bia")
+    tid = await _launch(first, users)
+    await first.app[POOL].execute(
+        "UPDATE live_seats SET user_id = NULL WHERE table_id = $1 AND seat = 1", tid)
+    await first.client.close()  # a restart mid-match
+    second = await start_live(make_app, aiohttp_client, vclock)
+    assert second.house.lineups[tid] == Lineup(tuple(users), restart_overlap=True)
+    await second.client.close()
 
 
 async def test_a_stake_that_cannot_be_held_closes_the_table_unplayed(

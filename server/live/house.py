@@ -134,9 +134,14 @@ class House:
         for actor in await restore_tables(self, pool):
             self.tables[actor.id] = actor
             if actor.kind.competitive and actor.status is TableStatus.PLAYING:
-                # rebuilt mid-match: this match spans a restart (its abandonments are exempt)
+                # rebuilt mid-match: this match spans a restart (its abandonments are exempt);
+                # its players as it started (migration 026), not whoever sits there now
+                started = await pool.fetchval(
+                    "SELECT players FROM live_matches WHERE table_id = $1 AND number = $2",
+                    actor.id, actor.match_number)
+                users = started if started is not None else [s.user_id for s in actor.seats]
                 self.lineups[actor.id] = Lineup(
-                    tuple(seat.user_id or 0 for seat in actor.seats), restart_overlap=True)
+                    tuple(user or 0 for user in users), restart_overlap=True)
             elif (actor.kind.competitive and actor.status is TableStatus.OPEN
                   and not actor.match_number):
                 unplayed.append(actor)

@@ -800,8 +800,11 @@ class TableActor:
             *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
             ("UPDATE live_tables SET status = $2, closed_at = NULL WHERE id = $1",
              (self.id, TableStatus.PLAYING.value)),
-            ("INSERT INTO live_matches (table_id, number, started_at) VALUES ($1, $2, $3)",
-             (self.id, number, at(self.now))),
+            # who plays it, seat by seat (None: a bot): a settlement after a restart needs them
+            # even when a seat was emptied since (migration 026)
+            ("INSERT INTO live_matches (table_id, number, started_at, players)"
+             " VALUES ($1, $2, $3, $4)",
+             (self.id, number, at(self.now), [s.user_id for s in seats])),
         ])
         self.seats = seats
         self.match_number = number

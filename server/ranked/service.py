@@ -435,12 +435,13 @@ class RankedService:
     async def _settle_interrupted(self, match: asyncpg.Record) -> None:
         table_id, number = match["table_id"], match["number"]
         extra = {"table": table_id, "match": number}
-        users = list(match["users"])
+        users = list(match["users"])  # as the match started (a row before 026: seated now)
         forfeit = match["forfeit_seat"]
         if forfeit is not None and forfeit < len(users):
-            users[forfeit] = match["forfeit_user"]  # who resigned has left the seat since
+            users[forfeit] = match["forfeit_user"]  # who resigned, as the record names them
         if None in users or len(users) != match["seats"]:
-            # a seat emptied since: paying or rating a guess is worse than an operator's look
+            # a match from before migration 026 whose seat was emptied since: paying or rating
+            # a guess is worse than an operator's look
             log.error("ranked_unsettled_unknown_players", extra=extra)
             return
         try:
@@ -883,7 +884,10 @@ class RankedService:
 # (a cancelled match that held no stakes has nothing to settle)
 _UNSETTLED = """
 SELECT m.table_id, m.number, m.termination, m.winner, t.variant, t.seats,
-       array(SELECT s.user_id FROM live_seats s WHERE s.table_id = t.id ORDER BY s.seat) AS users,
+       -- the players recorded when the match started (migration 026); for an older row, the
+       -- table's seats now (a seat emptied since is unknown: left for an operator)
+       coalesce(m.players, array(SELECT s.user_id FROM live_seats s
+                                 WHERE s.table_id = t.id ORDER BY s.seat)) AS users,
        a.seat AS forfeit_seat, a.user_id AS forfeit_user, a.evidence,
        -- a server run began while the match was on: it spanned a restart
        EXISTS (SELECT 1 FROM server_runs r
