@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import asyncpg
-from aiohttp import web
+from aiohttp import WSCloseCode, web
 
 from server import accounts
 from server.accounts import AccountError, PasswordCost, User
@@ -37,6 +37,8 @@ DATABASE_MODE = web.AppKey("database_mode", str)
 # the database's address (given, or the embedded server's), for connections outside the pool
 DSN = web.AppKey("dsn", str)
 STARTED_AT = web.AppKey("started_at", float)
+# the sockets each session opened (by session cookie): a logout closes them with it
+SESSION_SOCKETS = web.AppKey("session_sockets", dict[str, set[web.WebSocketResponse]])
 
 _USER = web.RequestKey("user", User)
 _CSRF_COOKIE = web.RequestKey("csrf_cookie", str)
@@ -76,6 +78,34 @@ def ascii_uint(text: object) -> int | None:
 
 def current_user(request: web.Request) -> User | None:
     return request.get(_USER)
+
+
+def track_socket(request: web.Request, ws: web.WebSocketResponse) -> Callable[[], None]:
+    """Keep `ws` with the session that opened it until the returned function forgets it: a
+    logout ends the session's sockets too (`end_session`)."""
+    token = request.cookies.get(accounts.SESSION_COOKIE, "")
+    sockets = request.app[SESSION_SOCKETS]
+    sockets.setdefault(token, set()).add(ws)
+
+    def forget() -> None:
+        mine = sockets.get(token)
+        if mine is not None:
+            mine.discard(ws)
+            if not mine:
+                del sockets[token]
+
+    return forget
+
+
+async def end_session(request: web.Request) -> None:
+    """Log out: the session goes, and the sockets it opened are closed (a table open in another
+    tab stops speaking for the user at once; its reconnect is refused and says why)."""
+    token = request.cookies.get(accounts.SESSION_COOKIE)
+    if not token:
+        return
+    await accounts.close_session(request.app[POOL], token)
+    for ws in list(request.app[SESSION_SOCKETS].pop(token, ())):
+        await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
 
 
 def require_user(request: web.Request) -> User:
@@ -312,9 +342,7 @@ async def login(request: web.Request) -> web.Response:
 
 
 async def logout(request: web.Request) -> web.Response:
-    token = request.cookies.get(accounts.SESSION_COOKIE)
-    if token:
-        await accounts.close_session(request.app[POOL], token)
+    await end_session(request)
     response = web.json_response({"user": None})
     response.del_cookie(accounts.SESSION_COOKIE, path="/")
     return response
@@ -360,6 +388,7 @@ def create_app(
     app[CLOCK] = clock if clock is not None else SystemClock()
     app[PASSWORD_COST] = password_cost
     app[STARTED_AT] = time.time()
+    app[SESSION_SOCKETS] = {}
     app.cleanup_ctx.append(_database)
     app.router.add_get("/health", health, name="health")
     app.router.add_get("/metrics", metrics, name="metrics")

@@ -26,6 +26,7 @@ from server.app import (
     ascii_uint,
     csrf_token,
     current_user,
+    end_session,
     read_body,
 )
 from truco.fairness import MAX_HAND_NUMBER
@@ -178,9 +179,7 @@ async def login_form(request: web.Request) -> web.Response:
 
 
 async def logout_form(request: web.Request) -> web.Response:
-    token = request.cookies.get(accounts.SESSION_COOKIE)
-    if token:
-        await accounts.close_session(request.app[POOL], token)
+    await end_session(request)
     response = _redirect("/")
     response.del_cookie(accounts.SESSION_COOKIE, path="/")
     return response

@@ -493,6 +493,31 @@ async def test_shutdown_closes_sockets_going_away(live: Live) -> None:
         await ana.close()
 
 
+async def test_a_logout_closes_the_sockets_of_that_session_only(live: Live) -> None:
+    (ana,) = await players(live.base, "ana")
+    elsewhere = await Player(live.base, "ana").login()  # ana signed in on another device too
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        here = await connect(ana, table["id"], 0)
+        there = await connect(elsewhere, table["id"], 0)
+        await quiet(here)
+        await quiet(there)
+        status, _ = await ana.post("/api/logout")
+        assert status == 200
+        msg = await here.ws.receive(timeout=5)
+        assert (msg.type, msg.data, msg.extra) == (
+            WSMsgType.CLOSE, WSCloseCode.POLICY_VIOLATION, "signed out")
+        # the other session's socket still speaks for ana
+        await there.send({"type": "hello", "last_seq": 0})
+        assert [m["type"] for m in await quiet(there)][0] in ("welcome", "snapshot")
+        # and the logged-out session opens no new one
+        async with ana.session.get(live.base / f"ws/tables/{table['id']}") as resp:
+            assert (resp.status, (await resp.json())["error"]) == (401, "login_required")
+    finally:
+        await ana.close()
+        await elsewhere.close()
+
+
 async def test_seeds_are_sealed_at_rest(live: Live) -> None:
     (ana,) = await players(live.base, "ana")
     try:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from server.app import METRICS, ApiError, current_user, origin_allowed
+from server.app import METRICS, ApiError, current_user, origin_allowed, track_socket
 from server.live.model import LiveError, LiveSettings, TableKind
 from server.live.table import TableActor, ms
 
@@ -239,6 +239,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
         return ws
     metrics = request.app[METRICS]
     house.sockets.add(ws)
+    forget = track_socket(request, ws)
     metrics.connected_players.inc()
     conn = Connection(ws, transport, user.id, settings)
     try:
@@ -265,6 +266,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
         pass  # the table closed under us
     finally:
         house.sockets.discard(ws)
+        forget()
         metrics.connected_players.dec()
         await conn.close()
         with contextlib.suppress(LiveError):
