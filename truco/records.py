@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -68,10 +69,34 @@ class DealerChoice(StrEnum):
     ROTATION = "rotation"
 
 
+# A value a message quotes (a number, a string, a field name) is cut after this many characters,
+# "…" marking the cut: hostile input must not fill a line with a 450-digit number or a long key.
+_QUOTED_CHARS: Final = 40
+_LONG_VALUE: Final = re.compile(
+    "|".join((
+        rf"'(?:[^'\\]|\\.){{{_QUOTED_CHARS},}}'",  # a long repr in single quotes
+        rf'"(?:[^"\\]|\\.){{{_QUOTED_CHARS},}}"',  # ... or in double quotes
+        rf"[^\s'\"]{{{_QUOTED_CHARS + 1},}}",  # a long unquoted run: a number, a list of keys
+    ))
+)
+
+
+# and a whole problem (a list of a thousand unknown field names) after this many
+_PROBLEM_CHARS: Final = 300
+
+
+def clip_values(text: str) -> str:
+    """`text` with every over-long value in it (quoted or not) cut to a prefix and "…", and
+    the whole cut after `_PROBLEM_CHARS` characters."""
+    text = _LONG_VALUE.sub(lambda match: match.group()[:_QUOTED_CHARS] + "…", text)
+    return text if len(text) <= _PROBLEM_CHARS else text[:_PROBLEM_CHARS] + "…"
+
+
 class RecordError(ValueError):
     """A record or statement that is not well formed; `path` is where (`$.deal.hands[1]`)."""
 
     def __init__(self, path: str, problem: str) -> None:
+        problem = clip_values(problem)
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
@@ -323,8 +348,15 @@ def _int(value: object, path: str, low: int, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise RecordError(path, f"expected an integer, got {_json_type(value)}")
     if not low <= value <= high:
-        raise RecordError(path, f"{value} is outside {low}..{high}")
+        raise RecordError(path, f"{_quoted_int(value)} is outside {low}..{high}")
     return value
+
+
+def _quoted_int(value: int) -> str:
+    """An integer as a message quotes it: a long one cut to a prefix with its digit count."""
+    text = str(value)
+    digits = len(text) - text.startswith("-")
+    return text if digits <= 20 else f"{text[:20]}… ({digits} digits)"
 
 
 def _str(value: object, path: str) -> str:
@@ -645,8 +677,9 @@ def replay(record: HandRecord) -> MatchState:
     """Run the hand through the engine; ReplayError says which action or result disagrees.
 
     Every action must be legal when it comes, a completed hand must be over after the last one,
-    an abandoned or cancelled one ends the match by the recorded forfeit, and the final score and
-    winner must be the recorded ones.
+    an abandoned or cancelled one must still be in play after it (the rules had not ended it) and
+    ends the match by the recorded forfeit, and the final score and winner must be the recorded
+    ones.
     """
     try:
         state = new_match(record.config, first_dealer=record.dealer, score=record.score_before)
@@ -671,6 +704,14 @@ def replay(record: HandRecord) -> MatchState:
     else:
         if state.outcome is not None:
             raise ReplayError(f"the match was already over before the {record.end.value}")
+        if state.hand_over:
+            # FAIRNESS.md 7: a hand the rules ended is "completed"; the match ends with the
+            # next hand, not with one already finished
+            raise ReplayError(
+                f"the record's end is {record.end.value!r}, but its {len(record.actions)}"
+                " action(s) had already finished the hand by the rules: a hand the rules"
+                " ended is 'completed'"
+            )
         termination = (
             Termination.ABANDONMENT
             if record.end is RecordEnd.ABANDONMENT

@@ -99,6 +99,7 @@ def rebuild_deal(
 
 
 class CheckName(StrEnum):
+    SOURCE = "source"
     KEY = "key"
     SIGNATURE = "signature"
     COMMITMENT = "commitment"
@@ -355,21 +356,38 @@ def _parse_hand(obj: Mapping[str, Any], where: str) -> HandRecord:
         raise InputError(f"{where}: not a valid hand record: {exc}") from None
 
 
+def _source_check(record: HandRecord, asked: tuple[str, int]) -> CheckResult:
+    """The record is the hand its source names (`/hands/{table}-{n}`), not another one."""
+    table, hand = asked
+    if (record.table, record.hand) == (table, hand):
+        return _pass(CheckName.SOURCE, f"the record is hand {hand} of table {table}, as asked")
+    return _fail(
+        CheckName.SOURCE,
+        f"asked for hand {hand} of table {table}, the record is hand {record.hand} of table"
+        f" {record.table}",
+    )
+
+
 def check_hand(
     obj: Mapping[str, Any],
     *,
     pinned: Iterable[bytes] = (),
     mine: bytes | None = None,
     where: str = "record",
+    asked: tuple[str, int] | None = None,
 ) -> Report:
-    """Verify one signed hand record (InputError when it is not a well-formed record)."""
+    """Verify one signed hand record (InputError when it is not a well-formed record).
+
+    `asked`: the (table, hand) the source names (its URL `/hands/{table}-{n}`); the record must
+    be that hand (the `source` check).
+    """
     record = _parse_hand(obj, where)
     trust = KeyTrust(frozenset(pinned))
     assert record.signed_by is not None
     trust.adopt_first_signer(record.signed_by.public_key)
-    entry = EntryReport(
-        _label(record), RecordKind.HAND, tuple(_hand_checks(obj, record, trust, mine))
-    )
+    checks = [] if asked is None else [_source_check(record, asked)]
+    checks += _hand_checks(obj, record, trust, mine)
+    entry = EntryReport(_label(record), RecordKind.HAND, tuple(checks))
     return Report((entry,))
 
 
@@ -397,8 +415,14 @@ def check_chain(
     *,
     pinned: Iterable[bytes] = (),
     where: str = "chain",
+    asked: str | None = None,
 ) -> Report:
-    """Verify a table's hand records in order, with any statements among them."""
+    """Verify a table's hand records in order, with any statements among them.
+
+    `asked`: the table the source names (its URL `/tables/{table}/chain`); it is then the
+    chain's table, so a record of any other table fails `link`. Otherwise the chain's table is
+    the first record's.
+    """
     hands: list[_Hand] = []
     statements: list[tuple[Mapping[str, Any], Statement]] = []
     for index, obj in enumerate(entries):
@@ -421,10 +445,13 @@ def check_chain(
     trust.adopt_first_signer(first_signer.public_key)
     _follow_handovers(statements, trust)
 
-    table = hands[0].record.table
+    table = hands[0].record.table if asked is None else asked
+    # this table's records by hand number (a record of another table fails its link; it is
+    # never what an anchor or a ledger head of this table is compared with)
     by_number: dict[int, list[_Hand]] = {}
     for hand in hands:
-        by_number.setdefault(hand.record.hand, []).append(hand)
+        if hand.record.table == table:
+            by_number.setdefault(hand.record.hand, []).append(hand)
     statement_checks: list[list[CheckResult]] = []
     # chain_start -> the distinct anchors trusted statements give for it (more than one is a
     # contradiction the house signed, whatever their order in the file)
@@ -450,20 +477,33 @@ def check_chain(
     for (_, statement), checks in zip(statements, statement_checks, strict=True):
         trusted = not any(check.failed for check in checks)
         if isinstance(statement, SeedAnchor) and statement.table == table and trusted:
-            checks.append(_anchor_check(statement, anchors[statement.chain_start], by_number))
+            check = _anchor_check(statement, anchors[statement.chain_start], by_number)
+            checks.append(_reanchored(statement, anchors, check))
         if isinstance(statement, LedgerHead):
-            checks.append(_ledger_check(statement, table, hands, heads))
+            checks.append(_ledger_check(statement, table, by_number, heads))
         reports.append(EntryReport(_statement_label(statement), _kind_of(statement), tuple(checks)))
 
     budget = _HashBudget(_HASH_BUDGET)
     previous: _Hand | None = None
+    # the latest record of each hand number met so far (this table's): a hand's seed and match
+    # are compared with its predecessor's wherever that stands in the input
+    seen: dict[int, _Hand] = {}
     for hand in hands:
-        checks = _hand_checks(hand.obj, hand.record, trust, None)
-        checks.append(_link_check(hand, previous, table))
-        checks.append(_seed_chain_check(hand.record, previous, anchors, budget))
-        checks.append(_match_check(hand.record, previous))
-        reports.append(EntryReport(_label(hand.record), RecordKind.HAND, tuple(checks)))
+        record = hand.record
+        checks = _hand_checks(hand.obj, record, trust, None)
+        checks.append(_link_check(hand, previous, table, seen, by_number))
+        if record.table == table:
+            before = seen.get(record.hand - 1)
+            checks.append(_seed_chain_check(record, before, anchors, budget))
+            checks.append(_match_check(record, before))
+        else:
+            other = f"a record of table {record.table!r}: not compared with table {table!r}'s"
+            checks.append(CheckResult(CheckName.SEED_CHAIN, Status.SKIP, f"{other} seed chain"))
+            checks.append(CheckResult(CheckName.MATCH, Status.SKIP, f"{other} matches"))
+        reports.append(EntryReport(_label(record), RecordKind.HAND, tuple(checks)))
         previous = hand
+        if record.table == table:
+            seen[record.hand] = hand
     return Report(tuple(reports))
 
 
@@ -516,6 +556,31 @@ def _anchor_check(
     )
 
 
+def _reanchored(
+    anchor: SeedAnchor, anchors: Mapping[int, Sequence[SeedAnchor]], check: CheckResult
+) -> CheckResult:
+    """FAIRNESS.md 3.5: a new seed chain is anchored when the previous one is used up (or its
+    tip lost). An anchor starting where the previous anchor's seeds still reached is a warning:
+    allowed only for a lost tip, which the verifier cannot tell from a choice."""
+    start = anchor.chain_start
+    earlier = [begin for begin in anchors if begin < start]
+    if check.failed or not earlier:
+        return check
+    begin = max(earlier)
+    covering = [other for other in anchors[begin] if begin + other.length - 1 >= start]
+    if not covering:
+        return check
+    length = covering[0].length
+    seeds = f"{length} seed" + ("" if length == 1 else "s")
+    return CheckResult(
+        CheckName.SEED_CHAIN,
+        Status.WARN,
+        f"a new seed chain anchored at hand {start} while the previous one (from hand {begin},"
+        f" {seeds}) still covered it: FAIRNESS.md 3.5 allows this only when the tip was lost"
+        f" ({check.reason})",
+    )
+
+
 def _kind_of(statement: Statement) -> RecordKind:
     if isinstance(statement, SeedAnchor):
         return RecordKind.SEED_ANCHOR
@@ -551,9 +616,8 @@ def _follow_handovers(
                 queue.append(handover.new_public_key)
 
 
-def _ledger_check(head: LedgerHead, table: str, hands: Sequence[_Hand],
+def _ledger_check(head: LedgerHead, table: str, by_number: Mapping[int, Sequence[_Hand]],
                   heads: Mapping[int, set[bytes]]) -> CheckResult:
-    by_number = {hand.record.hand: hand for hand in hands}
     for entry in head.tables:
         if entry.table != table:
             continue
@@ -564,26 +628,46 @@ def _ledger_check(head: LedgerHead, table: str, hands: Sequence[_Hand],
                 f"names hand {entry.hand} with hash {entry.hash.hex()}, and another trusted"
                 f" ledger head names it with {min(others).hex()}: the history was rewritten",
             )
-        hand = by_number.get(entry.hand)
-        if hand is None:
+        copies = by_number.get(entry.hand, ())
+        if not copies:
             return CheckResult(
                 CheckName.LEDGER, Status.SKIP, f"names hand {entry.hand}, which is not in the input"
             )
-        if hand.digest == entry.hash:
-            return _pass(CheckName.LEDGER, f"names hand {entry.hand} with its exact hash")
-        return _fail(
-            CheckName.LEDGER,
-            f"names hand {entry.hand} with hash {entry.hash.hex()}, the record's is"
-            f" {hand.digest.hex()}: the history was rewritten",
-        )
+        for hand in copies:
+            if hand.digest != entry.hash:
+                return _fail(
+                    CheckName.LEDGER,
+                    f"names hand {entry.hand} with hash {entry.hash.hex()}, the record's is"
+                    f" {hand.digest.hex()}: the history was rewritten",
+                )
+        return _pass(CheckName.LEDGER, f"names hand {entry.hand} with its exact hash")
     return CheckResult(CheckName.LEDGER, Status.SKIP, f"does not name table {table}")
 
 
-def _link_check(hand: _Hand, previous: _Hand | None, table: str) -> CheckResult:
+def _link_check(
+    hand: _Hand,
+    previous: _Hand | None,
+    table: str,
+    seen: Mapping[int, _Hand],
+    by_number: Mapping[int, Sequence[_Hand]],
+) -> CheckResult:
+    """`seen`: this table's records before this one, by hand number; `by_number`: all of them."""
     record = hand.record
     if record.table != table:
         return _fail(
             CheckName.LINK, f"record of table {record.table!r} in a chain of table {table!r}"
+        )
+    earlier = seen.get(record.hand)
+    if earlier is not None:
+        if earlier.digest == hand.digest:
+            return _fail(
+                CheckName.LINK,
+                f"hand {record.hand} again: the same record is in the input twice",
+            )
+        return _fail(
+            CheckName.LINK,
+            f"a second, different signed record of hand {record.hand}: the house signed two"
+            " versions of this hand",
         )
     if previous is None:
         if record.hand == 1:
@@ -598,7 +682,12 @@ def _link_check(hand: _Hand, previous: _Hand | None, table: str) -> CheckResult:
         )
     expected = previous.record.hand + 1
     if record.hand != expected:
-        what = "missing record(s)" if record.hand > expected else "reordered or repeated record"
+        if record.hand < expected:
+            what = "out of order"
+        elif expected in by_number and expected not in seen:
+            what = f"out of order: hand {expected} comes later in the input"
+        else:
+            what = "missing record(s)"
         return _fail(
             CheckName.LINK,
             f"expected hand {expected} after hand {previous.record.hand}, got"
@@ -637,6 +726,7 @@ def _seed_chain_check(
     anchors: Mapping[int, Sequence[SeedAnchor]],
     budget: _HashBudget,
 ) -> CheckResult:
+    """`previous`: the record of hand `record.hand - 1` found before this one, if any."""
     same_chain = anchors.get(record.chain_start, ())
     if len(same_chain) > 1:
         return _fail(
@@ -666,8 +756,7 @@ def _seed_chain_check(
                 CheckName.SEED_CHAIN, "commitment is the signed anchor of a new seed chain"
             )
         return _fail(CheckName.SEED_CHAIN, "commitment is not the anchor of its seed chain")
-    consecutive = previous is not None and previous.record.hand + 1 == record.hand
-    if previous is not None and consecutive:
+    if previous is not None:
         if previous.record.chain_start != record.chain_start:
             return _fail(
                 CheckName.SEED_CHAIN,
@@ -696,13 +785,16 @@ def _seed_chain_check(
             return _pass(CheckName.SEED_CHAIN, "the seed hashes down to its chain's signed anchor")
         return _fail(CheckName.SEED_CHAIN, "the seed does not hash down to its chain's anchor")
     return CheckResult(
-        CheckName.SEED_CHAIN, Status.SKIP, "the previous hand is not in the input to compare with"
+        CheckName.SEED_CHAIN,
+        Status.SKIP,
+        f"hand {record.hand - 1} is not in the input before this record: nothing to compare"
+        " the commitment with",
     )
 
 
 def _match_check(record: HandRecord, previous: _Hand | None) -> CheckResult:
-    consecutive = previous is not None and previous.record.hand + 1 == record.hand
-    if previous is None or not consecutive:
+    """`previous`: the record of hand `record.hand - 1` found before this one, if any."""
+    if previous is None:
         if record.dealer_by is DealerChoice.DRAW:
             return _pass(CheckName.MATCH, "a match starts here (first dealer drawn)")
         return CheckResult(

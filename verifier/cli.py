@@ -26,6 +26,8 @@ from verifier.sources import (
     InputError,
     load_chain,
     load_object,
+    named_hand,
+    named_table,
     one_line,
 )
 from verifier.vectors_run import run_vectors
@@ -235,10 +237,14 @@ def _run_verify(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str
     if args.command == "hand":
         mine = _mine(args)
         obj = load_object(args.source, HAND_LIMIT_BYTES)
-        report = check_hand(obj, pinned=pinned, mine=mine, where=args.source)
+        report = check_hand(
+            obj, pinned=pinned, mine=mine, where=args.source, asked=named_hand(args.source)
+        )
     else:
         entries = load_chain(args.source, CHAIN_LIMIT_BYTES)
-        report = check_chain(entries, pinned=pinned, where=args.source)
+        report = check_chain(
+            entries, pinned=pinned, where=args.source, asked=named_table(args.source)
+        )
     status = EXIT_OK if report.ok else EXIT_FAILED
     return status, report.to_json(), _report_lines(report)
 

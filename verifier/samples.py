@@ -153,9 +153,17 @@ def sample_table(
         if end is RecordEnd.COMPLETED:
             state, actions = play_hand(state, rng, choose)
         else:
-            state, actions = play_hand(state, rng, choose, max_actions=rng.randint(0, 3))
+            dealt = state
+            state, actions = play_hand(dealt, rng, choose, max_actions=rng.randint(0, 3))
             if state.phase is Phase.MATCH_OVER:
                 end = RecordEnd.COMPLETED  # the match ended by the rules first (Argentino envido)
+            elif state.hand_over:
+                # the rules ended the hand first (a fold, a refused truco): the house ends the
+                # match before that last action, so the hand is still in play (FAIRNESS.md 7)
+                actions = actions[:-1]
+                state = dealt
+                for action in actions:
+                    state, _ = apply(state, action)
         forfeit_team = 1 if end is RecordEnd.ABANDONMENT else None
         if end is not RecordEnd.COMPLETED:
             termination = (

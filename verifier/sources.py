@@ -1,8 +1,9 @@
 """Reading what the user gives the verifier: a file, a directory or a URL, as strict JSON.
 
 Everything that makes an input unreadable raises `InputError` (exit status 2 in the CLI): too
-big, not UTF-8, not JSON, duplicate keys, floats or NaN, nesting too deep. URLs are fetched with
-urllib only, http(s) only (redirects too), within a total deadline and the same size limits.
+big, not UTF-8, a byte-order mark, not JSON, duplicate keys, floats or NaN, minus zero, a number
+of thousands of digits, nesting too deep. URLs are fetched with urllib only, http(s) only
+(redirects too), within a total deadline and the same size limits; any other scheme is refused.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import re
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
@@ -45,7 +48,51 @@ def one_line(text: str) -> str:
 
 
 def _is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
+    return source[:8].lower().startswith(("http://", "https://"))
+
+
+# `scheme://...`: a URL of a scheme the verifier does not fetch (ftp, file, data, ...)
+_OTHER_URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# `.../hands/{table}-{n}`: how the house serves one hand's record (n: no leading zero)
+_HAND_NAME: Final = re.compile(r"(.+)-([1-9][0-9]{0,9})")
+
+
+def _segments(source: str) -> list[str]:
+    """The path segments of a URL (percent-decoded) or of a file name (`.json` dropped)."""
+    if _is_url(source):
+        path = urllib.parse.urlsplit(source).path
+        return [urllib.parse.unquote(part, errors="strict") for part in path.split("/")]
+    parts = list(Path(source).parts)
+    if parts:
+        parts[-1] = parts[-1].removesuffix(".json")
+    return parts
+
+
+def named_hand(source: str) -> tuple[str, int] | None:
+    """The (table, hand) a source names as `.../hands/{table}-{n}`, the house's URL of a hand
+    record (a file saved under that name too, `.json` or not); None for any other name."""
+    try:
+        parts = _segments(source)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if len(parts) < 2 or parts[-2] != "hands":
+        return None
+    match = _HAND_NAME.fullmatch(parts[-1])
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2))
+
+
+def named_table(source: str) -> str | None:
+    """The table a source names as `.../tables/{table}/chain`, the house's URL of a table's
+    chain; None for any other name."""
+    try:
+        parts = _segments(source)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if len(parts) < 3 or parts[-3] != "tables" or parts[-1] != "chain" or not parts[-2]:
+        return None
+    return parts[-2]
 
 
 class _Deadline:
@@ -223,6 +270,8 @@ def read_source(source: str, limit: int) -> bytes:
     """The bytes of a file or an http(s) URL, refusing anything over `limit` bytes."""
     if _is_url(source):
         return _fetch(source, limit)
+    if _OTHER_URL.match(source) and not Path(source).exists():
+        raise InputError(f"{source}: only http and https URLs are read (a file: give its path)")
     path = Path(source)
     try:
         with path.open("rb") as handle:
@@ -240,25 +289,88 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"duplicate key {key!r}")
+            raise ValueError(f"duplicate key {shorten(repr(key), 40)}")
         result[key] = value
     return result
 
 
+# how much of an over-long number or text a message quotes
+_QUOTE_CHARS: Final = 24
+
+
+def shorten(text: str, limit: int = _QUOTE_CHARS) -> str:
+    """`text` cut to its first `limit` characters and "…" when it is longer."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _no_minus_zero(text: str) -> int:
+    # Only used when the input holds "-0" somewhere (see parse_json): a Python-level hook on
+    # every integer makes reading a chain about 1.6 times slower.
+    if text == "-0":
+        raise ValueError("-0 (minus zero) is not allowed: canonical JSON has no minus zero")
+    return int(text)
+
+
 def _no_float(text: str) -> Any:
-    raise ValueError(f"number {text} is not an integer (records hold integers only)")
+    raise ValueError(
+        f"number {shorten(text)} is not an integer (records hold integers only)"
+    )
 
 
 def _no_constant(text: str) -> Any:
     raise ValueError(f"{text} is not JSON")
 
 
-def parse_json(data: bytes, where: str) -> object:
-    """Strict JSON: UTF-8, no duplicate keys, integers only, no NaN/Infinity."""
+_BOM: Final = b"\xef\xbb\xbf"
+
+
+def _no_bom(data: bytes, where: str) -> None:
+    if data.startswith(_BOM):
+        raise InputError(
+            f"{where}: starts with a byte-order mark (BOM); save it as plain UTF-8 without one"
+        )
+
+
+def _decode(data: bytes, where: str) -> str:
+    _no_bom(data, where)
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
+def json_type(value: object) -> str:
+    """What a parsed JSON value is, in words: `null`, `a string`, `an integer`, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _cut_off(text: str, pos: int, message: str) -> bool:
+    """Whether a decoding error at `pos` is the input ending early rather than bad JSON."""
+    rest = text[pos:].rstrip()
+    if not rest or message.startswith("Unterminated string"):
+        return True
+    # the input ends inside a literal or a number: `tr`, `fals`, `nul`, `-`
+    return message == "Expecting value" and any(
+        word.startswith(rest) for word in ("true", "false", "null", "-")
+    )
+
+
+def parse_json(data: bytes, where: str) -> object:
+    """Strict JSON: UTF-8 without a BOM, no duplicate keys, integers only (no minus zero), no
+    NaN/Infinity. (An integer's range is the record's to check: parse_record names its path.)"""
+    text = _decode(data, where)
     if not text.strip():
         raise InputError(f"{where}: empty input, expected JSON")
     try:
@@ -266,17 +378,26 @@ def parse_json(data: bytes, where: str) -> object:
             text,
             object_pairs_hook=_no_duplicate_keys,
             parse_float=_no_float,
+            # FAIRNESS.md 6: no minus zero. int("-0") is 0, so it needs the hook; inputs
+            # without "-0" anywhere (a fast substring search) go without it.
+            parse_int=_no_minus_zero if "-0" in text else None,
             parse_constant=_no_constant,
         )
     except json.JSONDecodeError as exc:
-        at_end = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-        problem = "truncated JSON" if at_end else "not valid JSON"
+        problem = "truncated JSON" if _cut_off(text, exc.pos, exc.msg) else "not valid JSON"
+        # Python's "Unterminated string starting at" already ends with "at"
+        at = "" if exc.msg.endswith(" at") else " at"
         raise InputError(
-            f"{where}: {problem}: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            f"{where}: {problem}: {exc.msg}{at} line {exc.lineno} column {exc.colno}"
         ) from None
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply") from None
     except ValueError as exc:
+        if str(exc).startswith("Exceeds the limit"):  # int()'s own limit on digits
+            raise InputError(
+                f"{where}: a number with more than {sys.get_int_max_str_digits()} digits"
+                " (records hold integers of at most 16 digits, up to 2^53 - 1)"
+            ) from None
         raise InputError(f"{where}: {exc}") from None
 
 
@@ -284,37 +405,39 @@ def load_object(source: str, limit: int = HAND_LIMIT_BYTES) -> dict[str, Any]:
     """One JSON object (a hand record, a statement) from a file or URL."""
     value = parse_json(read_source(source, limit), source)
     if not isinstance(value, dict):
-        raise InputError(f"{source}: expected a JSON object, got a {type(value).__name__}")
+        raise InputError(f"{source}: expected a JSON object, got {json_type(value)}")
     return value
 
 
 def _entries(value: object, where: str) -> list[dict[str, Any]]:
     if not isinstance(value, list):
-        raise InputError(f"{where}: expected a JSON list of records")
+        raise InputError(f"{where}: expected a JSON list of records, got {json_type(value)}")
     for index, item in enumerate(value):
         if not isinstance(item, dict):
-            raise InputError(f"{where}: entry {index} is not a JSON object")
+            what = json_type(item)
+            raise InputError(f"{where} entry {index}: expected a JSON object, got {what}")
     return value
 
 
 def parse_chain(data: bytes, where: str) -> list[dict[str, Any]]:
     """A chain file: a JSON list of records, or JSON lines (one record per line)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    text = _decode(data, where)
     if text.lstrip().startswith("["):
         return _entries(parse_json(data, where), where)
-    entries: list[object] = []
+    entries: list[dict[str, Any]] = []
     # Split on "\n" only: str.splitlines() also splits on U+2028, U+2029, U+0085 and others,
     # which canonical JSON leaves raw inside strings.
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
         if line.strip():
-            entries.append(parse_json(line.encode("utf-8"), f"{where} line {number}"))
+            line_where = f"{where} line {number}"
+            value = parse_json(line.encode("utf-8"), line_where)
+            if not isinstance(value, dict):
+                raise InputError(f"{line_where}: expected a JSON object, got {json_type(value)}")
+            entries.append(value)
     if not entries:
         raise InputError(f"{where}: empty input, expected records")
-    return _entries(entries, where)
+    return entries
 
 
 def load_chain(source: str, limit: int = CHAIN_LIMIT_BYTES) -> list[dict[str, Any]]:
@@ -345,7 +468,7 @@ def _load_directory(path: Path, limit: int) -> list[dict[str, Any]]:
             raise InputError(f"{path}: the files add up to more than the {_size(limit)} limit")
         value = parse_json(data, str(file))
         if not isinstance(value, dict):
-            raise InputError(f"{file}: expected a JSON object")
+            raise InputError(f"{file}: expected a JSON object, got {json_type(value)}")
         entries.append(value)
     return sorted(entries, key=_hand_order)
 
