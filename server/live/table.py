@@ -104,6 +104,9 @@ _HEX = re.compile(r"^(?:[0-9a-f]{2})+$")
 # actions kept for the clock at the end of a hand: enough automatic actions to finish any hand
 # (every card of 4 seats, plus declines)
 CLOCK_RESERVE = 24
+# a table a failed write left standing goes on after these seconds, doubling (`_retry_later`)
+RETRY_FIRST = 1.0
+RETRY_MAX = 30.0
 
 
 def at(seconds: float) -> datetime:
@@ -393,6 +396,9 @@ class TableActor:
         # set by a command that changes its memory before writing: if the write then fails,
         # the table re-reads what was written (`_run`)
         self._ahead = False
+        # a table a failed write left with no clock tries again (`_stalled`), ever later
+        self._retry_timer: Timer | None = None
+        self._retry_delay = RETRY_FIRST
         self._queue: _Mailbox[tuple[Command, asyncio.Future[Any] | None] | _Contribution | None]
         self._queue = _Mailbox()
         self._task: asyncio.Task[None] | None = None
@@ -470,6 +476,8 @@ class TableActor:
                         await self._reload()
                     except Exception:
                         log.exception("table reload failed", extra={"table": self.id})
+                if self._stalled():
+                    self._retry_later()
             else:
                 for future in futures:
                     if not future.done():
@@ -714,6 +722,7 @@ class TableActor:
         if self._empty_tokens.get(seat) != token or seat not in self.empty_timers:
             return
         del self.empty_timers[seat]
+        await self._catch_up()
         if self.status is not TableStatus.PLAYING or self.connected(seat):
             return
         self._log("seat_empty_cancel", seat=seat)
@@ -845,6 +854,7 @@ class TableActor:
 
     async def leave(self, user_id: int) -> None:
         seat = self._require_seated(user_id)
+        await self._catch_up()
         if self.status is TableStatus.PLAYING:
             # leaving a match in play is resigning it
             await self._abandon(seat, AbandonTrigger.LEFT, restart_overlap=False)
@@ -1108,6 +1118,44 @@ class TableActor:
             self.house.metrics.live_tables.dec()
         if self.status is TableStatus.CLOSED:
             self.house.forget(self)  # as a restart would not serve it
+
+    def _stalled(self) -> bool:
+        """Playing, yet no clock will move the table on: the write that would have set the next
+        one failed (a hand's record, the next hand's commitment). Between commands, a table in
+        play always has a deadline, a bot's turn or an entropy window running otherwise."""
+        return (self.status is TableStatus.PLAYING and self._task is not None
+                and not self.deadlines and not self.bot_timers and self.entropy_timer is None)
+
+    def _retry_later(self) -> None:
+        """Go on from what was written a little later, and again, ever later (up to RETRY_MAX),
+        until the database takes the write: a table must not stand still for good."""
+        if self._retry_timer is not None:
+            return
+        delay, self._retry_delay = self._retry_delay, min(self._retry_delay * 2, RETRY_MAX)
+        log.warning("table stalled: going on later", extra={"table": self.id, "in_s": delay})
+
+        def fire() -> None:
+            self._retry_timer = None
+            self.post(self._unstall)
+
+        self._retry_timer = self.house.clock.call_at(self.now + delay, fire)
+
+    async def _unstall(self) -> None:
+        """What a stalled table does once it tries again: re-read what was written (a failed
+        write may have left memory ahead of it) and go on from there."""
+        if self._stalled():
+            await self._reload()
+        if not self._stalled():
+            self._retry_delay = RETRY_FIRST
+
+    async def _catch_up(self) -> None:
+        """Before a command ends the match early (a resignation, the empty-seat cancel): a table
+        a failed write left standing goes on first. A hand the rules finished is recorded as
+        completed, never as abandoned or cancelled (FAIRNESS.md 7), and a match is ended in a
+        hand of its own (the next one, begun now) when none was in play. If that write fails
+        too, the command is refused and nothing changed."""
+        if self._stalled():
+            await self._go_on()
 
     async def _go_on(self) -> None:
         """Start the clock of what the table stands at (a restart's or a reload's)."""
