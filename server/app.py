@@ -47,6 +47,10 @@ MAX_BODY = 64 * 1024
 # a whole number written in ASCII digits, short enough for a PostgreSQL bigint: str.isdigit()
 # also takes "²" (which int() refuses) and int() refuses more than 4300 digits
 _ASCII_UINT = re.compile(r"[0-9]{1,18}")
+# PostgreSQL text cannot hold U+0000 (asyncpg: CharacterNotInRepertoireError): a NUL anywhere in
+# a request's text is refused at the door, before any view or query sees it
+NUL = "\x00"
+BAD_CHARACTERS = "bad_characters"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -138,8 +142,30 @@ def origin_allowed(request: web.Request) -> bool:
     return parts.netloc == request.host and parts.scheme in ("http", "https")
 
 
+def _has_nul(value: object) -> bool:
+    """True when a string anywhere in `value` (a parsed JSON value: keys too) holds a NUL."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _refuse_nul(where: str) -> ApiError:
+    return ApiError(400, BAD_CHARACTERS,
+                    f"The {where} holds a NUL character (U+0000), which no text here may hold.")
+
+
 async def read_body(request: web.Request) -> dict[str, Any]:
-    """The request's fields from a JSON object or a form; a clear 400 on anything else."""
+    """The request's fields from a JSON object or a form; a clear 400 on anything else (a NUL
+    character in any text of it too: 400 `bad_characters`, nothing done)."""
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise ApiError(413, "too_large", f"Request body over {MAX_BODY} bytes.")
     if request.content_type == "application/json":
@@ -150,6 +176,8 @@ async def read_body(request: web.Request) -> dict[str, Any]:
             raise ApiError(400, "bad_json", "Request body is not valid JSON.") from exc
         if not isinstance(body, dict):
             raise ApiError(400, "bad_json", "Request body must be a JSON object.")
+        if _has_nul(body):
+            raise _refuse_nul("request body")
         return body
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         form = await read_form(request)
@@ -160,13 +188,18 @@ async def read_body(request: web.Request) -> dict[str, Any]:
 
 
 async def read_form(request: web.Request) -> Mapping[str, object]:
-    """The parsed form (`request.post()`); a malformed body or charset is a 400 `bad_form`."""
+    """The parsed form (`request.post()`); a malformed body or charset is a 400 `bad_form`,
+    a NUL character in a field's name or text a 400 `bad_characters`."""
     try:
-        return await request.post()
+        form = await request.post()
     except (ValueError, LookupError) as exc:
         # aiohttp: ValueError for a broken multipart body (no boundary, no parts, bytes that
         # are not the charset's), LookupError for an unknown charset
         raise ApiError(400, "bad_form", "Request body is not a valid form.") from exc
+    if any(NUL in key or (isinstance(value, str) and NUL in value)
+           for key, value in form.items()):
+        raise _refuse_nul("form")
+    return form
 
 
 def _error_page(request: web.Request, status: int, title: str,
@@ -196,6 +229,13 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
             page = _error_page(request, 400, "Formulário inválido",
                                "O formulário chegou incompleto ou mal formado. "
                                "Recarregue a página e tente de novo.")
+            if page is not None:
+                return page
+        if exc.error_code == BAD_CHARACTERS and (_is_browser_form(request)
+                                                 or _wants_page(request)):
+            page = _error_page(request, 400, "Caractere inválido",
+                               "O texto enviado tem um caractere nulo (U+0000), que não é "
+                               "aceito. Apague-o e tente de novo; nada foi alterado.")
             if page is not None:
                 return page
         raise
@@ -269,6 +309,17 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
         accounts.set_cookie(response, accounts.CSRF_COOKIE, csrf_cookie,
                             secure=config.secure_cookies)
     return response
+
+
+@web.middleware
+async def text_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A NUL character in the path or the query string is refused (400 `bad_characters`) before
+    any view runs: the views pass those texts to PostgreSQL, which cannot hold one. (Bodies are
+    checked where they are read: `read_body`, `read_form`.)"""
+    if NUL in request.path or any(NUL in key or NUL in value
+                                  for key, value in request.query.items()):
+        raise _refuse_nul("address")
+    return await handler(request)
 
 
 @web.middleware
@@ -380,7 +431,9 @@ def create_app(
     password_cost: PasswordCost = accounts.INTERACTIVE,
 ) -> web.Application:
     app = web.Application(
-        middlewares=[metrics_middleware, errors_middleware, session_middleware],
+        # the text check runs inside the session middleware so its refusal can be a page
+        middlewares=[metrics_middleware, errors_middleware, session_middleware,
+                     text_middleware],
         client_max_size=MAX_BODY,
     )
     app[CONFIG] = config

@@ -251,6 +251,21 @@ def _when(value: str | None, name: str) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
+def review_link(record_id: int | None) -> dict[str, Any] | None:
+    """Where the review record of an abandonment is (its own id: another numbering)."""
+    if record_id is None:
+        return None
+    return {"id": record_id, "page": f"/operator/abandonments/{record_id}",
+            "api": f"/api/ranked/operator/abandonments/{record_id}"}
+
+
+def live_link(abandonment_id: int) -> dict[str, Any]:
+    """Where a live abandonment record is, as JSON and as a page (numbered apart from review
+    records)."""
+    return {"id": abandonment_id, "api": f"/api/operator/abandonments/{abandonment_id}",
+            "page": f"/operator/live-abandonments/{abandonment_id}"}
+
+
 def _abandonment_json(row: Any, full: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": row["id"],
@@ -266,22 +281,40 @@ def _abandonment_json(row: Any, full: bool) -> dict[str, Any]:
         "restart_overlap": row["restart_overlap"],
         "created_at": row["created_at"].isoformat(),
         "created_at_ms": ms(row["created_at"].timestamp()),
+        # the ranked review record of this player's match, when there is one (ranked and arena
+        # tables only): its id is a review id, not this one
+        "review": review_link(row["review_id"]),
     }
     if full:
         out["evidence"] = json.loads(row["evidence"])
     return out
 
 
+# a review record belongs to a player's ranked or arena match (`<kind>:<table>:<match>`): every
+# live record of that player in that match names it (the forfeit it was made from, and an
+# earlier abandonment a restart exempted)
 _ABANDONMENT_SELECT = (
-    "SELECT a.id, a.table_id, a.match_number, a.seat, u.name AS player, a.team, a.variant,"
-    " a.kind, a.trigger, a.consequence, a.restart_overlap, a.created_at,"
-    " a.evidence::text AS evidence FROM abandonments a LEFT JOIN users u ON u.id = a.user_id"
+    "SELECT a.id, a.table_id, a.match_number, a.seat, a.user_id, u.name AS player, a.team,"
+    " a.variant, a.kind, a.trigger, a.consequence, a.restart_overlap, a.created_at,"
+    " a.evidence::text AS evidence, r.id AS review_id"
+    " FROM abandonments a LEFT JOIN users u ON u.id = a.user_id"
+    " LEFT JOIN ranked_abandonments r ON r.user_id = a.user_id"
+    " AND r.match_ref = a.kind || ':' || a.table_id || ':' || a.match_number"
 )
+# what carries no penalty: an abandonment at a private or training table, or one a server
+# restart exempted (`none_restart`); none of them has a review record of its own
+PENALTY_FREE = "(a.kind IN ('private', 'training') OR a.consequence = 'none_restart')"
+MAX_LISTED = 500
 
 
-async def list_abandonments(request: web.Request) -> web.StreamResponse:
-    require_operator(request)
-    query = request.query
+async def find_abandonments(
+    pool: Any, *, player: str | None = None, variant: str | None = None,
+    kind: str | None = None, since: datetime | None = None, until: datetime | None = None,
+    penalty_free: bool = False, before: int | None = None, limit: int = MAX_LISTED,
+) -> list[Any]:
+    """Live abandonment records, newest first; every filter optional (checked by the caller:
+    a variant and a kind are their enums' values). `penalty_free`: only those without a
+    penalty (`PENALTY_FREE`); `before`: the records listed after that one (paging)."""
     clauses: list[str] = []
     args: list[Any] = []
 
@@ -289,27 +322,57 @@ async def list_abandonments(request: web.Request) -> web.StreamResponse:
         args.append(value)
         clauses.append(clause.format(f"${len(args)}"))
 
-    if query.get("player"):
-        where("lower(u.name) = lower({})", query["player"])
-    if query.get("variant"):
-        if query["variant"] not in {v.value for v in Variant}:
-            raise ApiError(400, "bad_filter", "variant is paulista, mineiro or argentino")
-        where("a.variant = {}", query["variant"])
-    if query.get("kind"):
-        if query["kind"] not in {k.value for k in TableKind}:
-            raise ApiError(400, "bad_filter", "kind is private, training, ranked or arena")
-        where("a.kind = {}", query["kind"])
-    since = _when(query.get("since"), "since")
-    until = _when(query.get("until"), "until")
+    if player:
+        where("lower(u.name) = lower({})", player)
+    if variant:
+        where("a.variant = {}", variant)
+    if kind:
+        where("a.kind = {}", kind)
     if since is not None:
         where("a.created_at >= {}", since)
     if until is not None:
         where("a.created_at < {}", until)
+    if before is not None:  # the page after record `before`, in the listing's order
+        where("(a.created_at, a.id) < (SELECT b.created_at, b.id FROM abandonments b"
+              " WHERE b.id = {})", before)
+    if penalty_free:
+        clauses.append(PENALTY_FREE)
     sql = _ABANDONMENT_SELECT
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)
-    sql += " ORDER BY a.created_at DESC, a.id DESC LIMIT 500"
-    rows = await request.app[POOL].fetch(sql, *args)
+    args.append(limit)
+    sql += f" ORDER BY a.created_at DESC, a.id DESC LIMIT ${len(args)}"
+    return list(await pool.fetch(sql, *args))
+
+
+async def get_abandonment_row(pool: Any, abandonment_id: int) -> Any:
+    """One live abandonment record (with its evidence), or None."""
+    return await pool.fetchrow(_ABANDONMENT_SELECT + " WHERE a.id = $1", abandonment_id)
+
+
+def check_variant(value: str) -> str:
+    if value not in {v.value for v in Variant}:
+        raise ApiError(400, "bad_filter", "variant is paulista, mineiro or argentino")
+    return value
+
+
+def check_kind(value: str) -> str:
+    if value not in {k.value for k in TableKind}:
+        raise ApiError(400, "bad_filter", "kind is private, training, ranked or arena")
+    return value
+
+
+async def list_abandonments(request: web.Request) -> web.StreamResponse:
+    require_operator(request)
+    query = request.query
+    if query.get("penalty") not in (None, "", "none"):
+        raise ApiError(400, "bad_filter", "penalty is none (only records without a penalty)")
+    rows = await find_abandonments(
+        request.app[POOL], player=query.get("player") or None,
+        variant=check_variant(query["variant"]) if query.get("variant") else None,
+        kind=check_kind(query["kind"]) if query.get("kind") else None,
+        since=_when(query.get("since"), "since"), until=_when(query.get("until"), "until"),
+        penalty_free=query.get("penalty") == "none")
     return web.json_response({"abandonments": [_abandonment_json(r, False) for r in rows]})
 
 
@@ -318,8 +381,7 @@ async def get_abandonment(request: web.Request) -> web.StreamResponse:
     abandonment_id = ascii_uint(request.match_info["abandonment_id"])
     row = None
     if abandonment_id is not None:
-        row = await request.app[POOL].fetchrow(_ABANDONMENT_SELECT + " WHERE a.id = $1",
-                                               abandonment_id)
+        row = await get_abandonment_row(request.app[POOL], abandonment_id)
     if row is None:
         raise ApiError(404, "abandonment_not_found", "No abandonment record with that id.")
     return web.json_response(_abandonment_json(row, True))

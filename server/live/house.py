@@ -101,6 +101,9 @@ class House:
         # settlement pays and rates them even if a seat was emptied before the match ended
         self.lineups: dict[str, Lineup] = {}
         self._retry_timers: dict[str, Timer] = {}
+        # set as the house closes every socket on its way down: the disconnections that follow
+        # are the server's, and the evidence says so (`cause: server_shutdown`)
+        self.shutting_down = False
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -159,6 +162,7 @@ class House:
         log.info("house started", extra={"run": self.run_id, "tables": len(self.tables)})
 
     async def close_sockets(self) -> None:
+        self.shutting_down = True
         for ws in list(self.sockets):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutdown")
 

@@ -646,7 +646,10 @@ class TableActor:
         seat = self._audience(conn)
         if seat is None or self.connected(seat):
             return
-        await self._connection_event(seat, SeatEventKind.DISCONNECTED)
+        # the house closing every socket as it stops is the server's doing, not the player's
+        await self._connection_event(
+            seat, SeatEventKind.DISCONNECTED,
+            {"cause": "server_shutdown"} if self.house.shutting_down else None)
         self._watch_empty(seat)
         if self.deadlines and self.state is not None and not self.state.hand_over:
             self._reschedule()  # a vote pending for this seat now counts as decline
@@ -696,11 +699,12 @@ class TableActor:
              at(self.now if when is None else when), json.dumps(detail)),
         )])
 
-    async def _connection_event(self, seat: int, kind: SeatEventKind) -> None:
+    async def _connection_event(self, seat: int, kind: SeatEventKind,
+                                detail: dict[str, Any] | None = None) -> None:
         """A socket came or went: evidence kept when the database takes it, but a socket is
         never refused, nor an empty seat left unwatched, for want of it."""
         try:
-            await self._seat_event(seat, kind, {})
+            await self._seat_event(seat, kind, detail or {})
         except LiveError as exc:
             log.warning("connection event not saved",
                         extra={"table": self.id, "seat": seat, "kind": kind.value,
@@ -1404,8 +1408,10 @@ class TableActor:
             return
         # one time for the event and the streak it may start: the evidence of an abandonment
         # is read from the streak's start on, this event included
+        hand = self.hand.number if self.hand else None
         await self._seat_event(seat, SeatEventKind.DEADLINE,
-                               {"decision": deadline.kind.value, "deadline_ms": ms(deadline.at)},
+                               {"decision": deadline.kind.value, "deadline_ms": ms(deadline.at),
+                                "hand": hand},
                                when=now)
         streak = self.streaks.setdefault(seat, Streak())
         if streak.count + 1 >= abandon_limit(self.kind):
@@ -1425,9 +1431,12 @@ class TableActor:
         evidence = (
             "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
             " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
+            # the lateness from the same rounded instants the evidence shows (`at_ms` of this
+            # item, `deadline_ms`): 11.979 - 11.968 is 11 ms, whatever the rounding of the gap
             (self.id, self.match_number, seat, SeatEventKind.AUTOMATIC.value, at(now),
              json.dumps({"streak": streak.count, "hand": self.hand.number if self.hand else None,
-                         "late_ms": ms(self.now - deadline.at)})),
+                         "deadline_ms": ms(deadline.at),
+                         "late_ms": ms(now) - ms(deadline.at)})),
         )
         await self._apply(timeout, automatic=True, arrival=time.perf_counter(), extra=[evidence])
         if len(self.absent) > before and self.status is TableStatus.PLAYING:
@@ -1446,6 +1455,18 @@ class TableActor:
             raise WriteRefused() from exc
         consequence = (AbandonConsequence.NONE_RESTART if restart_overlap
                        else AbandonConsequence.FORFEIT)
+        hand = self.hand.number if self.hand is not None else None
+        if trigger is AbandonTrigger.LEFT:
+            # leaving is no seat event: the evidence says it, at the hand it ended
+            evidence.append({"kind": "left", "at_ms": ms(self.now), "seat": seat, "hand": hand,
+                             "abandonment": consequence.value})
+        else:
+            # the deadline just missed is the abandonment itself (the forfeit, or the one a
+            # restart exempted): said so on its item
+            final = next((e for e in reversed(evidence) if e.get("kind") == "deadline"), None)
+            if final is not None:
+                final["abandonment"] = consequence.value
+                final.setdefault("hand", hand)
         team = seat % 2
         record = (
             "INSERT INTO abandonments (table_id, match_number, seat, user_id, team, variant,"

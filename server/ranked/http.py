@@ -3,14 +3,18 @@
 Players: the queues (`/ranked`, `/api/ranked/queue`), their standing (`/me`,
 `/api/me/standing`), one appeal per abandonment record, the leaderboards (`/leaderboard`) and
 the arenas (`/arena`). Operators: the abandonment review queue with its filters, each record's
-evidence timeline and the decision form (`/operator/abandonments`), and the audit log
-(`/operator/audit`); the same under `/api/ranked/operator/`. The views are thin: they parse,
+facts (with what the live house's rows of its match add), evidence timeline and decision form
+(`/operator/abandonments`), the live records that carry no penalty, read only
+(`/operator/abandonments?list=free`, `/operator/live-abandonments/{id}`: another numbering, each
+record linked to the other), and the audit log (`/operator/audit`); the same under
+`/api/ranked/operator/`. The views are thin: they parse,
 call the service or the stores, and turn their stable error codes into HTTP errors (JSON) or a
 message in pt-BR on the page (forms, which work without JavaScript).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +35,12 @@ from server.app import (
     require_operator,
 )
 from server.app import require_user as api_require_user
+from server.live.api import (
+    find_abandonments,
+    get_abandonment_row,
+    live_link,
+    review_link,
+)
 from server.pages import render
 from server.ranked import arena_results, glicko2, ledger, ratings, review
 from server.ranked.penalties import Decision, RecordStatus
@@ -51,6 +61,7 @@ from server.ranked.store import Db, StoreError
 from truco.variants import Variant
 
 PAGE: Final = 50
+_INT4: Final = 2**31 - 1
 MAX_ARENA_LEAD_MINUTES: Final = int(MAX_ARENA_LEAD // 60)
 MAX_ARENA_MINUTES: Final = int(MAX_ARENA // 60)
 QUEUES: Final = tuple((v, s) for v in Variant for s in (2, 4))
@@ -58,14 +69,31 @@ VARIANT_PT: Final = {Variant.PAULISTA: "Paulista", Variant.MINEIRO: "Mineiro",
                      Variant.ARGENTINO: "Argentino"}
 STATUS_PT: Final = {RecordStatus.PENDING: "Pendente", RecordStatus.UPHELD: "Mantido",
                     RecordStatus.OVERTURNED: "Revertido", RecordStatus.EXEMPT: "Isento"}
+# the live house's rows name a variant by its value
+LIVE_VARIANT_PT: Final = {v.value: name for v, name in VARIANT_PT.items()}
 KIND_PT: Final = {"ranked": "Ranqueada", "arena": "Arena"}
+# every table kind: the live records of abandonments without a penalty come from all of them
+ALL_KINDS_PT: Final = {"private": "Privada", "training": "Treino", **KIND_PT}
 EVIDENCE_PT: Final = {
     "deadline": "Prazo esgotado", "automatic": "Ação automática", "connected": "Conectou",
     "disconnected": "Desconectou", "acted": "Voltou a jogar",
-    "server_restart": "Reinício do servidor",
+    "server_restart": "Reinício do servidor", "left": "Saiu da mesa",
+    "exempt": "Isenção: registro sem penalidade",
+}
+TRIGGER_PT: Final = {"automatic_actions": "ações automáticas seguidas (prazos esgotados)",
+                     "left": "saiu da mesa durante a partida"}
+CONSEQUENCE_PT: Final = {"forfeit": "derrota por abandono (a partida terminou)",
+                         "none_restart": "nenhuma: a sequência atravessou um reinício do "
+                                         "servidor (zerada, a partida seguiu)"}
+EXEMPT_PT: Final = {
+    "server_restart": "a partida atravessou um reinício do servidor",
+    "server_fault": "uma falha do servidor registrada tocou a partida",
 }
 AUDIT_PT: Final = {"created": "Registro criado", "appeal": "Recurso do jogador",
                    "uphold": "Mantido", "overturn": "Revertido"}
+# the two lists of the operators' page: review records (ranked and arena, with a penalty and
+# a decision), or the live house's records that carry no penalty (read only)
+LISTS: Final = ("review", "free")
 STATE_PT: Final = {
     QueueState.IDLE: "Fora da fila.",
     QueueState.INVITING: "Esperando a sua dupla entrar na fila com você.",
@@ -139,10 +167,14 @@ def _when(value: datetime | None) -> str:
     return "" if value is None else value.astimezone(UTC).strftime("%d/%m/%Y %H:%M:%S UTC")
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _when_ms(at_ms: object) -> str:
     if not isinstance(at_ms, int) or isinstance(at_ms, bool):
         return ""
-    moment = datetime.fromtimestamp(at_ms / 1000, UTC)
+    moment = datetime.fromtimestamp(at_ms // 1000, UTC)
     return moment.strftime("%d/%m/%Y %H:%M:%S.") + f"{at_ms % 1000:03d} UTC"
 
 
@@ -211,6 +243,9 @@ def _record_json(record: review.AbandonmentRecord, names: Mapping[int, str],
         "abandoned_at": record.abandoned_at.isoformat(), "status": record.status.value,
         "strikes": record.strikes,
         "paused_until": None if record.paused_until is None else record.paused_until.isoformat(),
+        # the pause above is what the record set; an overturn lifted it (it no longer holds)
+        "pause_lifted_at": record.reversed_at.isoformat()
+        if record.paused_until is not None and record.reversed_at is not None else None,
         "appealed": record.appeal_text is not None, "appeal_answered": record.appeal_answered,
         "decided_at": None if record.decided_at is None else record.decided_at.isoformat(),
         "decided_by": names.get(record.decided_by) if record.decided_by else None,
@@ -393,6 +428,99 @@ async def _find_records(request: web.Request, filters: Filters) -> list[review.A
         match_prefix=filters.kind))
 
 
+def _match_parts(match_ref: str) -> tuple[str | None, str | None, int | None]:
+    """A match reference `<kind>:<table>:<number>` as (kind, table, number); Nones otherwise."""
+    parts = match_ref.split(":")
+    if len(parts) != 3:
+        return None, None, None
+    number = ascii_uint(parts[2])
+    # live_matches.number is a PostgreSQL integer: a larger one names no match
+    return parts[0], parts[1], number if number and number <= _INT4 else None
+
+
+def _source_seat(source_ref: str | None) -> int | None:
+    """The seat a review record's source names (`live:<table>:<match>:<seat>`)."""
+    parts = (source_ref or "").split(":")
+    if len(parts) == 4 and parts[0] == "live":
+        seat = ascii_uint(parts[3])
+        if seat is not None and seat < 4:
+            return seat
+    return None
+
+
+async def _context(db: Db, record: review.AbandonmentRecord) -> dict[str, Any]:
+    """What the review record's own row does not say, from the live house's rows of the same
+    match (read, never copied: the live records stay the source): the live records of this
+    player in the match (the forfeit the record was made from first among them), the seat,
+    team and trigger, who else played, the hand the abandonment ended, and the server
+    restarts and faults that explain an exemption."""
+    kind, table, number = _match_parts(record.match_ref)
+    seat = _source_seat(record.source_ref)
+    live_rows: list[Any] = []
+    players: list[int | None] = []
+    ended_hand: int | None = None
+    if table is not None and number is not None:
+        live_rows = list(await db.fetch(
+            "SELECT id, seat, team, trigger, consequence, restart_overlap, created_at "
+            "FROM abandonments WHERE table_id = $1 AND match_number = $2 AND user_id = $3 "
+            "ORDER BY created_at, id", table, number, record.user_id))
+        started = await db.fetchval(
+            "SELECT players FROM live_matches WHERE table_id = $1 AND number = $2",
+            table, number)
+        players = list(started) if started is not None else []
+        ended_hand = await db.fetchval(
+            "SELECT hand FROM live_hands WHERE table_id = $1 AND match_number = $2 "
+            "AND record->>'end' = 'abandonment' ORDER BY hand DESC LIMIT 1", table, number)
+    # the record was made from the forfeit that ended the match (there is one per match)
+    source = next((r for r in reversed(live_rows) if r["consequence"] == "forfeit"
+                   and (seat is None or r["seat"] == seat)), None)
+    if seat is None and source is not None:
+        seat = source["seat"]
+    team = None if seat is None else seat % 2
+    names = await _names(db, players)
+    lineup = [{"seat": i, "team": i % 2, "player": names.get(u) if u else None,
+               "user_id": u} for i, u in enumerate(players)]
+    partner = opponents = None
+    if seat is not None and len(players) == record.seats:
+        opponents = [p["player"] for p in lineup if p["team"] != team]
+        if record.seats == 4:
+            partner = lineup[(seat + 2) % 4]["player"]
+    restarts: list[dict[str, Any]] = []
+    faults: list[Any] = []
+    reasons: list[str] = []
+    if record.status is RecordStatus.EXEMPT:
+        # why: the record's own `exempt` item says it (records made before it existed: the
+        # restarts and faults inside the match, which is what exempted them)
+        restarts = await review.restarts_during(db, record.match_started_at,
+                                                record.abandoned_at)
+        faults = list(await db.fetch(
+            "SELECT id, kind, started_at, ended_at, note FROM server_faults "
+            "WHERE started_at <= $2 AND (ended_at IS NULL OR ended_at >= $1) ORDER BY id",
+            record.match_started_at, record.abandoned_at))
+        stored = next((e for e in record.evidence if e.get("kind") == "exempt"), None)
+        if stored is not None and isinstance(stored.get("reasons"), list):
+            reasons = [str(r) for r in stored["reasons"]]
+        else:
+            reasons = (["server_restart"] if restarts else []) + (
+                ["server_fault"] if faults else [])
+    kinds = {e.get("kind") for e in record.evidence}
+    return {
+        "kind": kind, "table": table, "match_number": number, "seat": seat, "team": team,
+        "trigger": None if source is None else source["trigger"],
+        "consequence": None if source is None else source["consequence"],
+        # the match outlived a server run: what exempts a record (a pending, upheld or
+        # overturned record had none, or it would be exempt)
+        "restart_overlap": "server_restart" in reasons,
+        "source": source, "live_rows": live_rows, "lineup": lineup, "partner": partner,
+        "opponents": opponents,
+        # connection events cover the whole match: none at all is a player who never came
+        "never_connected": (None if source is None
+                            else not kinds & {"connected", "disconnected"}),
+        "ended_hand": ended_hand, "restarts": restarts, "faults": faults,
+        "exempt_reasons": reasons,
+    }
+
+
 async def _record_detail(request: web.Request, record_id: int) -> dict[str, Any]:
     db = _pool(request)
     record = await review.get_record(db, record_id)
@@ -405,9 +533,64 @@ async def _record_detail(request: web.Request, record_id: int) -> dict[str, Any]
         "JOIN chip_accounts a ON a.id = l.account_id WHERE e.reference = $1 AND a.code = $2",
         f"hold:{record.match_ref}", ledger.wallet(record.user_id))
     names = await _names(db, [record.user_id, record.decided_by])
+    context = await _context(db, record)
+    reversal = next((a.detail for a in audit if a.action == "overturn"), None)
+    hands = list(hand_ids(record))
+    if context["table"] is not None and context["ended_hand"] is not None:
+        ended = f"{context['table']}-{context['ended_hand']}"
+        if ended not in hands:
+            hands.append(ended)
+        hands.sort(key=lambda h: int(h.rsplit("-", 1)[1]))
     return {
         "record": record, "audit": audit, "names": names, "stake": staked,
         "rating_change": None if cost is None else cost["rating_after"] - cost["rating_before"],
+        "context": context, "hands": hands, "reversal": reversal,
+        # an overturn lifts the record's pause (it stops counting); the pause it set stays
+        # written as a fact of the record, and this says it no longer holds
+        "pause_lifted_at": record.reversed_at if record.paused_until is not None else None,
+    }
+
+
+def _detail_json(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """A review record for operators: the record, what the live house's rows add, its links."""
+    record: review.AbandonmentRecord = detail["record"]
+    context = detail["context"]
+    source = context["source"]
+    reversal = detail["reversal"]
+    lifted = detail["pause_lifted_at"]
+    return _record_json(record, detail["names"], full=True) | {
+        "hands": [f"/hands/{h}" for h in detail["hands"]],
+        "ended_hand": (f"/hands/{context['table']}-{context['ended_hand']}"
+                       if context["ended_hand"] is not None else None),
+        "seat": context["seat"], "team": context["team"], "trigger": context["trigger"],
+        "consequence": context["consequence"], "restart_overlap": context["restart_overlap"],
+        "players": [{k: p[k] for k in ("seat", "team", "player")} for p in context["lineup"]],
+        "partner": context["partner"], "opponents": context["opponents"],
+        "never_connected": context["never_connected"],
+        # the live house's records of this player in this match: its ids are another numbering
+        "live": None if source is None else live_link(source["id"]),
+        "live_records": [live_link(r["id"]) | {
+            "trigger": r["trigger"], "consequence": r["consequence"],
+            "restart_overlap": r["restart_overlap"], "created_at": r["created_at"].isoformat(),
+            "source": source is not None and r["id"] == source["id"]}
+            for r in context["live_rows"]],
+        "exemption": None if record.status is not RecordStatus.EXEMPT else {
+            "reasons": context["exempt_reasons"],
+            "restarts": [{"run": r["run"], "at_ms": r["at_ms"],
+                          "down_since_ms": r["down_since_ms"], "downtime_ms": r["downtime_ms"],
+                          "clean_stop": r["clean_stop"]} for r in context["restarts"]],
+            "faults": [{"id": f["id"], "kind": f["kind"],
+                        "started_at": f["started_at"].isoformat(),
+                        "ended_at": None if f["ended_at"] is None
+                        else f["ended_at"].isoformat(), "note": f["note"]}
+                       for f in context["faults"]],
+            # no strike and no pause; the match itself was lost as any other forfeit
+            "waives": ["strike", "pause"],
+        },
+        "pause_lifted_at": None if lifted is None else lifted.isoformat(),
+        "stake": detail["stake"], "rating_change": detail["rating_change"],
+        "stake_returned": None if reversal is None else reversal.get("chips_returned"),
+        "rating_returned": None if reversal is None else reversal.get("rating_returned"),
     }
 
 
@@ -560,11 +743,8 @@ async def api_records(request: web.Request) -> web.StreamResponse:
 async def api_record(request: web.Request) -> web.StreamResponse:
     require_operator(request)
     detail = await _record_detail(request, _record_id(request))
-    return web.json_response({
-        "abandonment": _record_json(detail["record"], detail["names"], full=True) | {
-            "stake": detail["stake"], "rating_change": detail["rating_change"]},
-        "audit": [_audit_json(a) for a in detail["audit"]],
-    })
+    return web.json_response({"abandonment": _detail_json(detail),
+                              "audit": [_audit_json(a) for a in detail["audit"]]})
 
 
 def _decision(value: object) -> Decision:
@@ -579,10 +759,9 @@ async def api_decide(request: web.Request) -> web.StreamResponse:
     body = await read_body(request)
     record = await review.decide(_pool(request), _record_id(request), operator.id,
                                  _decision(body.get("decision")), body.get("note"))
-    names = await _names(_pool(request), [record.user_id, record.decided_by])
-    audit = await review.audit_log(_pool(request), record_id=record.id, limit=1)
-    return web.json_response({"abandonment": _record_json(record, names, full=True),
-                              "audit": [_audit_json(a) for a in audit]})
+    detail = await _record_detail(request, record.id)
+    return web.json_response({"abandonment": _detail_json(detail),
+                              "audit": [_audit_json(a) for a in detail["audit"][:1]]})
 
 
 @_api
@@ -597,17 +776,21 @@ async def api_audit(request: web.Request) -> web.StreamResponse:
 # --- the pages ---------------------------------------------------------------------------------
 
 
-def _page_user(request: web.Request) -> User:
+def _page_user(request: web.Request, back: str | None = None) -> User:
+    """The signed-in user, or a redirect to log in and come back. A form's POST comes back to
+    `back`, the page the form is on (the login answers with a GET of `next`: a POST address
+    there is a 405)."""
     user = current_user(request)
     if user is None:
+        target = request.path_qs if request.method in ("GET", "HEAD") else back or "/"
         # the whole path and query is one parameter's value: its "&", "=" and "?" encoded too,
         # or "/operator/abandonments?player=a&variant=b" comes back cut at the "&"
-        raise web.HTTPSeeOther("/?next=" + quote(request.path_qs, safe="/"))
+        raise web.HTTPSeeOther("/?next=" + quote(target, safe="/"))
     return user
 
 
-def _page_operator(request: web.Request) -> User | web.Response:
-    user = _page_user(request)
+def _page_operator(request: web.Request, back: str | None = None) -> User | web.Response:
+    user = _page_user(request, back)
     if not user.is_operator:
         return render(request, "error.html", status=403, title="Somente operadores",
                       message="Esta página é da equipe de operação da casa.")
@@ -649,7 +832,7 @@ async def ranked_page(request: web.Request, *, error: str | None = None,
 
 
 async def ranked_join_form(request: web.Request) -> web.Response:
-    user = _page_user(request)
+    user = _page_user(request, "/ranked")
     try:
         await _join_queue(request, user, await read_body(request))
     except StoreError as exc:
@@ -658,7 +841,7 @@ async def ranked_join_form(request: web.Request) -> web.Response:
 
 
 async def ranked_leave_form(request: web.Request) -> web.Response:
-    user = _page_user(request)
+    user = _page_user(request, "/ranked")
     try:
         await _service(request).leave(user.id)
     except StoreError as exc:
@@ -686,7 +869,7 @@ async def me_page(request: web.Request, *, error: str | None = None, error_recor
 
 
 async def appeal_form(request: web.Request) -> web.Response:
-    user = _page_user(request)
+    user = _page_user(request, "/me")
     record_id = _record_id(request)
     body = await read_body(request)
     try:
@@ -724,7 +907,7 @@ async def arena_page(request: web.Request, *, error: str | None = None,
 
 def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def view(request: web.Request) -> web.StreamResponse:
-        user = _page_user(request)
+        user = _page_user(request, "/arena")
         service = _service(request)
         act = service.join_arena if join else service.leave_arena
         try:
@@ -737,7 +920,7 @@ def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamRespo
 
 
 async def arena_create_form(request: web.Request) -> web.StreamResponse:
-    checked = _page_operator(request)
+    checked = _page_operator(request, "/arena")
     if isinstance(checked, web.Response):
         return checked
     try:
@@ -748,49 +931,180 @@ async def arena_create_form(request: web.Request) -> web.StreamResponse:
     return _see_other("/arena")
 
 
+def _filters_error(request: web.Request) -> web.Response:
+    return render(request, "error.html", status=400, title="Filtro inválido",
+                  message="Confira os filtros: datas no formato AAAA-MM-DD.")
+
+
 async def records_page(request: web.Request) -> web.StreamResponse:
     checked = _page_operator(request)
     if isinstance(checked, web.Response):
         return checked
+    listing = request.query.get("list") or "review"
+    if listing not in LISTS:
+        return _filters_error(request)
+    if listing == "free":
+        return await _free_records_page(request)
+    kind = request.query.get("kind", "")
+    query = dict(request.query)
+    only_free = kind in ALL_KINDS_PT and kind not in KIND_PT
+    if only_free:
+        query["kind"] = ""  # checked below: no review record is of that kind
     try:
-        filters = Filters.parse(request.query)
+        filters = Filters.parse(query)
     except ApiError:
-        return render(request, "error.html", status=400, title="Filtro inválido",
-                      message="Confira os filtros: datas no formato AAAA-MM-DD.")
-    records = await _find_records(request, filters)
+        return _filters_error(request)
+    records = [] if only_free else await _find_records(request, filters)
     names = await _names(_pool(request), [r.user_id for r in records])
     more = None
     if len(records) == PAGE:
-        more = "?" + urlencode({**filters.raw, "before": str(records[-1].id)})
+        more = "?" + urlencode({**request.query, "before": str(records[-1].id)})
     return render(request, "operator/abandonments.html", records=records, names=names,
-                  filters=filters.raw, more=more, when=_when, statuses=STATUS_PT,
-                  variants=VARIANT_PT, kinds=KIND_PT, player_unknown=bool(
+                  filters={k: v for k, v in request.query.items() if k != "before"},
+                  listing=listing, live=[], more=more, when=_when, statuses=STATUS_PT,
+                  variants=VARIANT_PT, kinds=ALL_KINDS_PT, only_free=only_free,
+                  live_variants=LIVE_VARIANT_PT, triggers=TRIGGER_PT, player_unknown=bool(
                       filters.player and not records
                       and await _user_id_by_name(_pool(request), filters.player) is None))
 
 
-def _timeline(record: review.AbandonmentRecord) -> list[dict[str, Any]]:
-    """The evidence, said in pt-BR: what happened, when, and the hand it touched."""
-    table = record.match_ref.split(":")[1] if record.match_ref.count(":") == 2 else None
+async def _free_records_page(request: web.Request) -> web.Response:
+    """The live house's abandonment records that carry no penalty (private and training tables,
+    and those a server restart exempted): listed read only, with the same filters (situation
+    and appeal are the review's: they do not apply)."""
+    query = request.query
+    try:
+        filters = Filters.parse({k: v for k, v in query.items()
+                                 if k not in ("status", "appealed", "seats", "kind")})
+        kind = query.get("kind") or None
+        if kind is not None and kind not in ALL_KINDS_PT:
+            raise ApiError(400, "bad_filter", f"Unknown kind {kind!r}.")
+    except ApiError:
+        return _filters_error(request)
+    rows = await find_abandonments(
+        _pool(request), player=filters.player or None,
+        variant=None if filters.variant is None else filters.variant.value, kind=kind,
+        since=filters.since, until=filters.until, penalty_free=True, before=filters.before,
+        limit=PAGE)
+    more = None
+    if len(rows) == PAGE:
+        more = "?" + urlencode({**query, "before": str(rows[-1]["id"])})
+    return render(request, "operator/abandonments.html", records=[], names={},
+                  filters={k: v for k, v in query.items() if k != "before"}, listing="free",
+                  live=rows, more=more, when=_when, statuses=STATUS_PT, variants=VARIANT_PT,
+                  kinds=ALL_KINDS_PT, only_free=False, triggers=TRIGGER_PT,
+                  live_variants=LIVE_VARIANT_PT,
+                  player_unknown=bool(filters.player and not rows and await _user_id_by_name(
+                      _pool(request), filters.player) is None))
+
+
+def _late_ms(event: Mapping[str, Any], deadlines: Mapping[int, int]) -> int | None:
+    """How late an automatic action came, from the very instants the timeline shows: its
+    `at_ms` and its deadline's `deadline_ms` (an older item names no deadline: the deadline
+    item written at the same instant does), else the item's own `late_ms`."""
+    at_ms, deadline = event.get("at_ms"), event.get("deadline_ms")
+    if isinstance(at_ms, int) and not isinstance(at_ms, bool):
+        if not _is_int(deadline):
+            deadline = deadlines.get(at_ms)
+        if isinstance(deadline, int) and not isinstance(deadline, bool):
+            return at_ms - deadline
+    late = event.get("late_ms")
+    return late if isinstance(late, int) and not isinstance(late, bool) else None
+
+
+def _timeline(evidence: Iterable[Mapping[str, Any]], table: str | None, *,
+              trigger: str | None = None,
+              consequence: str | None = None) -> list[dict[str, Any]]:
+    """The evidence, said in pt-BR: what happened, when, and the hand it touched. `trigger`
+    and `consequence` (the live record's) name the abandonment itself in evidence written
+    before its items said so: the last missed deadline of a streak."""
+    events = list(evidence)
+    deadlines = {e["at_ms"]: e["deadline_ms"] for e in events if e.get("kind") == "deadline"
+                 and _is_int(e.get("at_ms")) and _is_int(e.get("deadline_ms"))}
+    hands_at = {e["at_ms"]: e["hand"] for e in events if e.get("kind") == "automatic"
+                and _is_int(e.get("at_ms")) and _is_int(e.get("hand"))}
+    final = None
+    if trigger == "automatic_actions" and not any(e.get("abandonment") for e in events):
+        final = next((e for e in reversed(events) if e.get("kind") == "deadline"), None)
     items = []
-    for event in record.evidence:
+    for event in events:
         kind = str(event.get("kind"))
+        label = EVIDENCE_PT.get(kind, kind)
         facts = []
+        ending = event.get("abandonment") or (consequence if event is final else None)
+        if kind == "deadline" and ending:
+            label = ("Prazo esgotado: o abandono que encerrou a partida" if ending == "forfeit"
+                     else "Prazo esgotado: abandono isento; a sequência atravessou um "
+                          "reinício do servidor, foi zerada e a partida seguiu")
+        if kind == "left" and ending == "forfeit":
+            label = "Saiu da mesa: o abandono que encerrou a partida"
+        if kind == "disconnected" and event.get("cause") == "server_shutdown":
+            label = "Desconectado pelo servidor (o servidor foi desligado)"
+        if kind == "connected" and event.get("at_start"):
+            facts.append("já estava na mesa quando a partida começou")
         if event.get("decision"):
             facts.append("decisão: " + ("jogar" if event["decision"] == "play" else "responder"))
-        if isinstance(event.get("streak"), int):
+        if _is_int(event.get("streak")):
             facts.append(f"{event['streak']}ª ação automática seguida")
-        if isinstance(event.get("late_ms"), int):
-            facts.append(f"{event['late_ms']} ms após o prazo")
-        if event.get("deadline_ms"):
+        if kind == "automatic":
+            late = _late_ms(event, deadlines)
+            if late is not None:
+                facts.append(f"{late} ms após o prazo")
+        elif _is_int(event.get("deadline_ms")):
             facts.append("prazo " + _when_ms(event["deadline_ms"]))
+        if kind == "server_restart":
+            if _is_int(event.get("run")):
+                facts.append(f"começou a execução nº {event['run']} do servidor")
+            if _is_int(event.get("down_since_ms")) and _is_int(event.get("downtime_ms")):
+                facts.append(f"fora do ar desde {_when_ms(event['down_since_ms'])} "
+                             f"({_duration_pt(event['downtime_ms'] / 1000)})")
+            elif "down_since_ms" in event:
+                facts.append("a execução anterior parou sem registro (queda): "
+                             "tempo fora do ar desconhecido")
+        if kind == "exempt":
+            facts.extend(EXEMPT_PT.get(str(r), str(r)) for r in event.get("reasons") or [])
+            facts.append("sem contagem de abandono e sem suspensão")
         hand = event.get("hand")
+        if not _is_int(hand) and kind == "deadline":
+            hand = hands_at.get(event.get("at_ms"))  # its automatic action's, at that instant
         items.append({
-            "kind": kind, "label": EVIDENCE_PT.get(kind, kind), "at": _when_ms(event.get("at_ms")),
+            "kind": kind, "label": label, "at": _when_ms(event.get("at_ms")),
             "seat": event.get("seat"), "facts": facts,
-            "hand": f"{table}-{hand}" if table and isinstance(hand, int) else None,
+            "hand": f"{table}-{hand}" if table and _is_int(hand) else None,
         })
     return items
+
+
+def _audit_effects(entry: review.AuditEntry) -> str:
+    """What an audit event did, in pt-BR: the penalty a record started with; what an overturn
+    gave back (chips, rating points) and whether it lifted a pause."""
+    detail = entry.detail
+    if entry.action == "created":
+        status = detail.get("status")
+        parts = [f"situação inicial: {STATUS_PT.get(RecordStatus(status), status)}"
+                 if status in set(RecordStatus) else ""]
+        if _is_int(detail.get("strikes")) and detail["strikes"]:
+            parts.append(f"{detail['strikes']}º abandono em 7 dias")
+        pause = detail.get("pause_s")
+        if isinstance(pause, int | float) and pause > 0:
+            parts.append(f"suspensão de {_duration_pt(pause)}")
+        for reason in detail.get("exempt_reasons") or []:
+            parts.append("isento: " + EXEMPT_PT.get(str(reason), str(reason)))
+        return "; ".join(p for p in parts if p)
+    if entry.action == "overturn":
+        chips = detail.get("chips_returned", 0)
+        rating = detail.get("rating_returned", 0.0)
+        parts = [f"{chips} fichas devolvidas",
+                 f"{rating:+.1f} pontos devolvidos" if isinstance(rating, int | float)
+                 else "", "suspensão retirada" if detail.get("pause_lifted")
+                 else "sem suspensão a retirar"]
+        return "; ".join(p for p in parts if p)
+    return ""
+
+
+def _not_found(request: web.Request) -> web.Response:
+    return render(request, "error.html", status=404, title="Registro não encontrado",
+                  message="Não existe registro de abandono com esse número.")
 
 
 async def record_page(request: web.Request, *, error: str | None = None,
@@ -801,27 +1115,36 @@ async def record_page(request: web.Request, *, error: str | None = None,
     try:
         detail = await _record_detail(request, _record_id(request))
     except (StoreError, ApiError):
-        return render(request, "error.html", status=404, title="Registro não encontrado",
-                      message="Não existe registro de abandono com esse número.")
+        return _not_found(request)
     record: review.AbandonmentRecord = detail["record"]
-    parts = record.match_ref.split(":")
+    context = detail["context"]
     decidable = record.status in (RecordStatus.PENDING, RecordStatus.UPHELD)
     return render(
         request, "operator/abandonment.html", status=status, error=error, record=record,
-        detail=detail, timeline=_timeline(record), hands=hand_ids(record), when=_when,
-        statuses=STATUS_PT, variants=VARIANT_PT, kinds=KIND_PT, audit_pt=AUDIT_PT,
-        kind=parts[0] if len(parts) == 3 else None, table=parts[1] if len(parts) == 3 else None,
-        match_number=parts[2] if len(parts) == 3 else None, decidable=decidable,
+        detail=detail, context=context,
+        timeline=_timeline(record.evidence, context["table"], trigger=context["trigger"],
+                           consequence=context["consequence"]),
+        hands=detail["hands"], when=_when, when_ms=_when_ms, statuses=STATUS_PT,
+        variants=VARIANT_PT, kinds=KIND_PT, audit_pt=AUDIT_PT, effects=_audit_effects,
+        triggers=TRIGGER_PT, consequences=CONSEQUENCE_PT,
+        exempt_reasons=[EXEMPT_PT.get(r, r) for r in context["exempt_reasons"]],
+        duration=_duration_pt, kind=context["kind"], table=context["table"],
+        match_number=context["match_number"], decidable=decidable,
         can_uphold=record.status is RecordStatus.PENDING
         or (record.appeal_text is not None and not record.appeal_answered),
         done=request.query.get("done"))
 
 
 async def decision_form(request: web.Request) -> web.StreamResponse:
-    checked = _page_operator(request)
+    raw = request.match_info["record"]
+    # logged out: back to the record's page after logging in (a GET), not to this POST
+    checked = _page_operator(request, f"/operator/abandonments/{raw}")
     if isinstance(checked, web.Response):
         return checked
-    record_id = _record_id(request)
+    try:
+        record_id = _record_id(request)
+    except ApiError:
+        return _not_found(request)
     body = await read_body(request)
     try:
         decision = _decision(body.get("decision"))
@@ -829,6 +1152,48 @@ async def decision_form(request: web.Request) -> web.StreamResponse:
     except StoreError as exc:
         return await record_page(request, error=_pt(exc), status=_status_of(exc))
     return _see_other(f"/operator/abandonments/{record_id}?done={decision.value}")
+
+
+async def live_record_page(request: web.Request) -> web.StreamResponse:
+    """A live abandonment record, read only: the facts, the evidence timeline, and the links to
+    its JSON and to the review record of the same match when there is one."""
+    checked = _page_operator(request)
+    if isinstance(checked, web.Response):
+        return checked
+    abandonment_id = ascii_uint(request.match_info["abandonment"])
+    row = None
+    if abandonment_id is not None and abandonment_id > 0:
+        row = await get_abandonment_row(_pool(request), abandonment_id)
+    if row is None:
+        return _not_found(request)
+    evidence = [e for e in _loaded_evidence(row["evidence"]) if isinstance(e, Mapping)]
+    hands = sorted({e["hand"] for e in evidence if _is_int(e.get("hand"))})
+    started = await _pool(request).fetchval(
+        "SELECT players FROM live_matches WHERE table_id = $1 AND number = $2",
+        row["table_id"], row["match_number"])
+    lineup = list(started) if started is not None else []
+    names = await _names(_pool(request), lineup)
+    opponents = [names.get(u, "?") if u else "robô" for seat, u in enumerate(lineup)
+                 if seat % 2 != row["team"]]
+    partner = None
+    if len(lineup) == 4:
+        other = lineup[(row["seat"] + 2) % 4]
+        partner = names.get(other, "?") if other else "robô"
+    return render(
+        request, "operator/live_abandonment.html", row=row, when=_when,
+        timeline=_timeline(evidence, row["table_id"], trigger=row["trigger"],
+                           consequence=row["consequence"]),
+        hands=[f"{row['table_id']}-{h}" for h in hands], live=live_link(row["id"]),
+        review=review_link(row["review_id"]), kinds=ALL_KINDS_PT,
+        variants=LIVE_VARIANT_PT, triggers=TRIGGER_PT, opponents=opponents, partner=partner,
+        consequences=CONSEQUENCE_PT,
+        never_connected=not any(e.get("kind") in ("connected", "disconnected")
+                                for e in evidence))
+
+
+def _loaded_evidence(text: object) -> list[Any]:
+    loaded = json.loads(text) if isinstance(text, str) else text
+    return loaded if isinstance(loaded, list) else []
 
 
 async def audit_page(request: web.Request) -> web.StreamResponse:
@@ -842,7 +1207,7 @@ async def audit_page(request: web.Request) -> web.StreamResponse:
     entries = await review.audit_log(_pool(request), before_id=before, limit=PAGE)
     more = f"?before={entries[-1].id}" if len(entries) == PAGE else None
     return render(request, "operator/audit.html", entries=entries, more=more, when=_when,
-                  audit_pt=AUDIT_PT)
+                  audit_pt=AUDIT_PT, effects=_audit_effects)
 
 
 def setup(app: web.Application) -> None:
@@ -880,3 +1245,5 @@ def setup(app: web.Application) -> None:
     r.add_post("/operator/abandonments/{record}/decision", decision_form,
                name="operator_decision_form")
     r.add_get("/operator/audit", audit_page, name="operator_audit_page")
+    r.add_get("/operator/live-abandonments/{abandonment}", live_record_page,
+              name="operator_live_record_page")

@@ -6,7 +6,8 @@ ranked queues: the n-th counting record in the window (this one included) pauses
 15 min * 2^(n-2), capped at 24 h; the first pauses nobody (0, 15 min, 30 min, 1 h, ... 24 h).
 A record counts unless it was overturned or is exempt. A record whose match overlapped a server
 fault or restart (any instant of [match start, abandonment] inside a fault interval) is exempt:
-no strike and no pause.
+no strike and no pause. The exemption waives the penalty, not the result: a match that ended by
+a forfeit is lost, its stake and rating settled as for any loss.
 
 Review. pending -> upheld | overturned; upheld -> overturned; overturned is final. An upheld
 record may be upheld again only to answer an appeal filed after the last decision. Overturning

@@ -94,7 +94,7 @@ def _aware(value: object, what: str) -> datetime:
     return value
 
 
-def _evidence(evidence: object) -> str:
+def _evidence(evidence: object) -> list[dict[str, Any]]:
     if not isinstance(evidence, Sequence) or isinstance(evidence, str | bytes):
         raise ReviewStoreError("bad_record", "Evidence is a list of timeline events.")
     if len(evidence) > MAX_EVIDENCE:
@@ -105,10 +105,71 @@ def _evidence(evidence: object) -> str:
                 or isinstance(event.get("at_ms"), bool) or not isinstance(event.get("at_ms"), int)):
             raise ReviewStoreError("bad_record",
                                    "Each evidence item has a 'kind' and an integer 'at_ms'.")
+    items = [dict(event) for event in evidence]
+    _dump(items)
+    return items
+
+
+def _dump(items: list[dict[str, Any]]) -> str:
     try:
-        return json.dumps(list(map(dict, evidence)), allow_nan=False)
+        return json.dumps(items, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ReviewStoreError("bad_record", f"Evidence is not plain JSON: {exc}") from exc
+
+
+def _ms(moment: datetime) -> int:
+    return round(moment.timestamp() * 1000)
+
+
+# the server runs that began while a match was on (after its start, up to its abandonment), each
+# with the run before it: when that one stopped (NULL: it crashed, no clean stop was recorded)
+_RESTARTS = """
+SELECT r.id, r.started_at, p.id AS previous, p.stopped_at AS previous_stopped_at,
+       coalesce(p.clean, false) AS previous_clean
+FROM server_runs r
+LEFT JOIN LATERAL (SELECT q.id, q.stopped_at, q.clean FROM server_runs q WHERE q.id < r.id
+                   ORDER BY q.id DESC LIMIT 1) p ON true
+WHERE r.started_at > $1 AND r.started_at <= $2
+ORDER BY r.id
+"""
+
+
+def _restart_item(row: asyncpg.Record) -> dict[str, Any]:
+    """A `server_restart` evidence item: the run that started, and the downtime before it."""
+    stopped = row["previous_stopped_at"]
+    return {
+        "kind": "server_restart", "at_ms": _ms(row["started_at"]), "seat": None,
+        "run": row["id"], "previous_run": row["previous"],
+        "down_since_ms": None if stopped is None else _ms(stopped),
+        "downtime_ms": None if stopped is None else _ms(row["started_at"]) - _ms(stopped),
+        "clean_stop": bool(row["previous_clean"]) and stopped is not None,
+    }
+
+
+async def restarts_during(db: Db, started: datetime, ended: datetime) -> list[dict[str, Any]]:
+    """The server restarts inside [started, ended], as `server_restart` evidence items."""
+    return [_restart_item(r) for r in await db.fetch(_RESTARTS, started, ended)]
+
+
+def _with_house_items(items: list[dict[str, Any]], restarts: list[dict[str, Any]],
+                      exempt: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The evidence with what the house knows besides the seat's own events: each restart
+    during the match (merged into the live house's item for the same run, which names the run
+    only) and, for an exempt record, why it is exempt; in time order."""
+    added: list[dict[str, Any]] = []
+    for restart in restarts:
+        known = next((e for e in items if e.get("kind") == "server_restart"
+                      and e.get("run") == restart["run"]), None)
+        if known is not None:
+            known.update({k: v for k, v in restart.items() if k not in known})
+        else:
+            added.append(restart)
+    if exempt is not None:
+        added.append(exempt)
+    if not added:
+        return items
+    # stable: items of the same instant keep their order, the house's after the seat's
+    return sorted(items + added, key=lambda e: int(e["at_ms"]))
 
 
 async def _audit(conn: Conn, record_id: int, actor: int | None, action: str, note: str,
@@ -164,7 +225,7 @@ async def record_abandonment(
         raise ReviewStoreError("bad_record", "A ranked match is a known variant with 2 or 4 seats.")
     started = _aware(match_started_at, "match_started_at")
     at = _aware(abandoned_at, "abandoned_at")
-    timeline = _evidence(evidence)
+    items = _evidence(evidence)
     async with transaction(db) as conn:
         await conn.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_SPACE | user_id)
         existing = await conn.fetchrow(
@@ -179,8 +240,8 @@ async def record_abandonment(
             user_id, at - timedelta(seconds=penalties.ROLLING_WINDOW), at,
         )
         faults = await conn.fetch(
-            "SELECT started_at, ended_at FROM server_faults "
-            "WHERE started_at <= $2 AND (ended_at IS NULL OR ended_at >= $1)",
+            "SELECT id, kind, started_at, ended_at, note FROM server_faults "
+            "WHERE started_at <= $2 AND (ended_at IS NULL OR ended_at >= $1) ORDER BY id",
             started, at,
         )
         try:
@@ -198,6 +259,14 @@ async def record_abandonment(
             raise ReviewStoreError(exc.code, exc.message) from exc
         paused_until = (None if verdict.paused_until is None
                         else at + timedelta(seconds=verdict.pause))
+        restarts: list[dict[str, Any]] = []
+        exempt = None
+        if verdict.status is RecordStatus.EXEMPT:
+            # the record says why it has no penalty: the restarts the match outlived (with the
+            # downtime), the faults it touched
+            restarts = await restarts_during(conn, started, at)
+            exempt = _exemption(at, fault_overlap, restarts, faults)
+        timeline = _dump(_with_house_items(items, restarts, exempt))
         try:
             row = await conn.fetchrow(
                 "INSERT INTO ranked_abandonments (user_id, match_ref, variant, seats, "
@@ -213,8 +282,25 @@ async def record_abandonment(
         record = _record(row)
         await _audit(conn, record.id, None, "created", "", {
             "status": verdict.status.value, "strikes": verdict.strikes, "pause_s": verdict.pause,
+            **({} if exempt is None else {"exempt_reasons": exempt["reasons"]}),
         })
         return record
+
+
+def _exemption(at: datetime, restart_overlap: bool, restarts: list[dict[str, Any]],
+               faults: Sequence[asyncpg.Record]) -> dict[str, Any]:
+    """The `exempt` evidence item: why the record carries no penalty. `server_restart`: the
+    match outlived a server run (the live house's flag; `runs`: the runs that began during it);
+    `server_fault`: a recorded fault or restart touched the match (`faults`)."""
+    reasons = (["server_restart"] if restart_overlap else []) + (
+        ["server_fault"] if faults else [])
+    return {
+        "kind": "exempt", "at_ms": _ms(at), "seat": None, "reasons": reasons,
+        "runs": [r["run"] for r in restarts] if restart_overlap else [],
+        "faults": [{"id": f["id"], "kind": f["kind"], "started_ms": _ms(f["started_at"]),
+                    "ended_ms": None if f["ended_at"] is None else _ms(f["ended_at"]),
+                    "note": f["note"]} for f in faults],
+    }
 
 
 async def _locked(conn: Conn, record_id: int) -> AbandonmentRecord:
