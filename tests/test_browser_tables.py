@@ -310,7 +310,8 @@ async def test_training_hand_by_clicking_then_verify_it_in_the_browser(
     await expect(page.locator("#rounds .play .card")).not_to_have_count(0)
     await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
     policy = Policy(cards_played=1)
-    answered = re.compile(r"robô\) (aceitou|correu)|robô\) pediu (seis|nove|doze)")
+    # the bot is named by its seat ("Robô 2"): every bot is called "bot" by the server
+    answered = re.compile(r"Robô 2 (aceitou|correu)|Robô 2 pediu (seis|nove|doze)")
     screenshot_taken = False
     hands_played = 0
     while policy.raised == 0:

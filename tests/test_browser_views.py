@@ -173,7 +173,7 @@ async def test_mao_de_onze_shows_the_partner_and_asks_play_or_run(
     table = EngineTable(state, seat=0, names=["onze_0", "b1", "b2", "b3"],
                         script=[[partner_votes]])
     page = await open_table(live_server, browser, table, "onze_0")
-    await expect(page.locator("#request")).to_contain_text("Mão de onze: Nossa dupla decide")
+    await expect(page.locator("#request")).to_contain_text("Mão de onze: a nossa dupla decide")
     # the team at onze sees the partner's cards, and only then
     await expect(page.locator("#partner-box")).to_be_visible()
     for card in hands[2]:
@@ -186,6 +186,8 @@ async def test_mao_de_onze_shows_the_partner_and_asks_play_or_run(
     assert table.received == [{"seat": 0, "do": "accept"}]
     # both partners said play: the hand is worth 3, my turn, and nobody may raise
     await expect(page.locator("#hand-value")).to_have_text("3")
+    # called by its name, not "mão especial"
+    await expect(page.locator("#log")).to_contain_text("Nossa dupla vai jogar a mão de onze.")
     playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')
     await expect(playable).to_have_count(3)
     assert "raise" not in await button_actions(page)
@@ -207,12 +209,12 @@ async def test_argentino_envido_and_mazo_with_the_tantos_in_the_summary(
     await expect(page.locator("#actions")).to_contain_text("Truco! (vale 2)")
     await page.get_by_role("button", name="Envido", exact=True).click()
     await expect(page.locator("#log")).to_contain_text("Envido querido")
-    await expect(page.locator("#scoreboard")).to_contain_text("1 buenas")  # 14 + 2 = 16
+    await expect(page.locator("#scoreboard")).to_contain_text("(1 buena)")  # 14 + 2 = 16
     await page.get_by_role("button", name="Ir al mazo").click()
     assert [a["do"] for a in table.received] == ["envido", "fold"]
     summary = page.locator("#summary-body")
     # 33 is sung; the bot's 29 does not beat it ("son buenas") and is never shown
-    await expect(summary).to_contain_text("Envido (E): Você 33")
+    await expect(summary).to_contain_text("Envido — querido: Você 33")
     await expect(summary).not_to_contain_text("29")
     # the envido winner's cards are shown at the end of the hand
     for card in ("7S", "6S", "AD"):

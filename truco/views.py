@@ -12,7 +12,7 @@ from typing import Any
 
 from truco.actions import action_to_json
 from truco.cards import CANONICAL_DECK, Card
-from truco.envido import chain_name
+from truco.envido import accepted_points, chain_name, declined_points
 from truco.match import legal_actions, pending
 from truco.state import HandKind, HandState, MatchState, Play, RequestKind
 from truco.variants import VariantRules
@@ -119,8 +119,12 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
         )
     elif request is RequestKind.ENVIDO:
         assert hand.envido is not None
+        chain, score, target = hand.envido.chain, state.score, state.config.target
         out.update(
-            seat=hand.envido.seat, team=hand.envido.team, chain=chain_name(hand.envido.chain)
+            seat=hand.envido.seat, team=hand.envido.team, chain=chain_name(chain),
+            # what quiero gives the best tanto, and no quiero the calling team (RULES.md)
+            accepted_points=accepted_points(chain, score, target),
+            declined_points=declined_points(chain, score, target),
         )
     else:
         out.update(name=rules.special_name, value=rules.special_value)

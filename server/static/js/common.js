@@ -138,6 +138,16 @@ export function cardFace(card, variant, extra = {}) {
     dataset: { card } }, card[0], el("span", { class: "suit", "aria-hidden": "true" }, SUIT_SYMBOL[card[1]]));
 }
 
+/**
+ * A seat's player as the pages name it. The server's bots are all called "bot", so they are told
+ * apart by their seat: "Robô 2" (player names cannot hold a space, so no person is named so).
+ */
+export function playerName(player) {
+  if (!player) return "?";
+  if (player.bot) return `Robô ${player.seat + 1}`;
+  return player.name ?? `Lugar ${player.seat + 1}`;
+}
+
 export const VARIANT_NAME = { paulista: "Paulista", mineiro: "Mineiro", argentino: "Argentino" };
 export const KIND_NAME = { private: "privada", training: "treino", ranked: "ranqueada", arena: "arena" };
 export const STATUS_NAME = { open: "aguardando jogadores", playing: "em jogo", finished: "partida encerrada", closed: "fechada" };

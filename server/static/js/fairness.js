@@ -505,11 +505,13 @@ function contributionBytes(record) {
  * Checks 1-7 and 9 of FAIRNESS.md 9 on one record; `replay` is the engine's job (the CLI).
  *
  * `record` is the text of the file (parsed strictly here) or an already parsed object.
- * Options: `pinnedKey` (hex), `mine` (my contribution, hex).
+ * Options: `pinnedKey` (hex), `mine` (my contribution, hex), `expected` ({table, hand}: the hand
+ * that was asked for, e.g. by the URL `/hands/{table}-{hand}`; the record must be that hand, the
+ * `source` check, as the CLI's).
  * Returns {readable, error, checks: [{name, status: pass|fail|warn|skip, detail}], record, deck,
  * deal}; `readable` is false (and `error` says why) when the input is not a record at all.
  */
-export async function verifyHandRecord(input, { pinnedKey = null, mine = null } = {}) {
+export async function verifyHandRecord(input, { pinnedKey = null, mine = null, expected = null } = {}) {
   let record;
   try {
     record = typeof input === "string" ? parseStrict(input) : input;
@@ -523,6 +525,14 @@ export async function verifyHandRecord(input, { pinnedKey = null, mine = null } 
   const checks = [{ name: "structure", status: "pass", detail: `todos os campos presentes e bem formados, versão ${VERSION}` }];
   const add = (name, ok, passDetail, failDetail) =>
     checks.push({ name, status: ok ? "pass" : "fail", detail: ok ? passDetail : failDetail });
+
+  // the hand asked for: a genuine record of another hand proves nothing about this one
+  if (expected !== null) {
+    const hand = Number(expected.hand);
+    add("source", record.table === expected.table && record.hand === hand,
+      `o registro é a mão ${hand} da mesa ${expected.table}, a pedida`,
+      `pedida a mão ${hand} da mesa ${expected.table}, o registro é a mão ${record.hand} da mesa ${record.table}`);
+  }
 
   // 2. key
   const publicKey = hexToBytes(record.public_key);

@@ -11,7 +11,7 @@ const handNumber = root.dataset.hand;
 const $ = (id) => document.getElementById(id);
 
 const CHECK_NAMES = {
-  structure: "estrutura", key: "chave", signature: "assinatura", commitment: "compromisso",
+  structure: "estrutura", source: "mão pedida", key: "chave", signature: "assinatura", commitment: "compromisso",
   deck: "baralho", dealer: "quem dá", deal: "distribuição", replay: "jogadas", mine: "minha entropia",
 };
 const STATUS_WORDS = { pass: "ok", fail: "FALHOU", warn: "aviso", skip: "na linha de comando" };
@@ -39,10 +39,17 @@ function renderDetails(result, text, mine, recordUrl) {
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
   $("rec-score").textContent = `${r.score_before[0]} x ${r.score_before[1]} → ${r.score_after[0]} x ${r.score_after[1]}${r.match_winner === null ? "" : ` (partida ganha pela dupla ${r.match_winner === 0 ? "A" : "B"})`}`;
   $("rec-key").textContent = `${r.key_id} · ${r.public_key}`;
+  // the record cannot tell a bot (bots send no entropy) from an absent player; this browser
+  // knows the bots of the hands it played (table.js keeps them), else both are said possible
+  const bots = playedHands().find((h) => h.table === r.table && String(h.hand) === String(r.hand))?.bots;
+  const missing = (seat) => {
+    if (!Array.isArray(bots)) return "não enviou (ausente, ou um robô: robôs não enviam entropia)";
+    return bots.includes(seat) ? "robô: não envia entropia" : "não enviou (ausente)";
+  };
   $("rec-contributions").replaceChildren(...r.contributions.map((c, seat) => {
     const isMine = mine !== null && c === mine;
     return el("li", { class: isMine ? "mine" : "", dataset: { seat } },
-      `Lugar ${seat + 1}: `, c === null ? el("em", {}, "não enviou (ausente)") : el("code", { class: "hex" }, c),
+      `Lugar ${seat + 1}: `, c === null ? el("em", {}, missing(seat)) : el("code", { class: "hex" }, c),
       isMine ? el("strong", { class: "mine-tag" }, " ← a minha") : "");
   }));
   $("rec-deck").replaceChildren(...result.deck.map((card, i) => el("li", { dataset: { index: i } }, cardFace(card, v))));
@@ -63,11 +70,11 @@ function renderDetails(result, text, mine, recordUrl) {
   $("details").hidden = false;
 }
 
-async function check(text, { pinned, mine, recordUrl, late = null }) {
+async function check(text, { pinned, mine, recordUrl, expected = null, late = null }) {
   setVerdict("pending", "Conferindo…");
   let result;
   try {
-    result = await verifyHandRecord(text, { pinnedKey: pinned, mine });
+    result = await verifyHandRecord(text, { pinnedKey: pinned, mine, expected });
   } catch (err) {
     setVerdict("fail", `Não foi possível conferir: ${err.message}`);
     return;
@@ -82,7 +89,11 @@ async function check(text, { pinned, mine, recordUrl, late = null }) {
   }
   renderDetails(result, text, mine, recordUrl);
   const failed = checks.filter((c) => c.status === "fail");
-  if (failed.length) {
+  const wrongHand = failed.find((c) => c.name === "source");
+  if (wrongHand) {
+    // a genuine record, maybe, but of another hand: it says nothing about the one asked for
+    setVerdict("fail", `FALHOU: o servidor respondeu com o registro de outra mão (${wrongHand.detail}). Ele não prova nada sobre a mão pedida.`);
+  } else if (failed.length) {
     setVerdict("fail", `FALHOU: ${failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ")}. Este registro não é o que a casa assinou, ou o baralho não saiu da semente comprometida.`);
   } else {
     const unsigned = checks.some((c) => c.name === "signature" && c.status === "skip");
@@ -111,7 +122,9 @@ async function loadHand() {
   const played = playedHands().find((h) => h.table === tableId && String(h.hand) === String(handNumber));
   const late = contributionState(tableId, handNumber) === "late" && Number.isInteger(played?.seat)
     ? { seat: played.seat } : null;
-  await check(text, { pinned: houseKey, mine, recordUrl: url, late });
+  // the record must be the hand of this page's address, not whatever hand the server sent
+  const expected = { table: tableId, hand: Number(handNumber) };
+  await check(text, { pinned: houseKey, mine, recordUrl: url, expected, late });
 }
 
 $("record-file").addEventListener("change", async () => {

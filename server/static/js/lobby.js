@@ -2,7 +2,7 @@
 // Private tables are never listed (GET /api/tables leaves them out): they are joined through
 // their invite link, /t/{id}?invite=CODE, on the table page.
 
-import { api, el, KIND_NAME, STATUS_NAME, VARIANT_NAME } from "./common.js";
+import { api, el, KIND_NAME, playerName, STATUS_NAME, VARIANT_NAME } from "./common.js";
 
 const REFRESH_MS = 4000;
 const form = document.getElementById("new-table");
@@ -12,7 +12,7 @@ const openList = document.getElementById("lobby-tables");
 const mineList = document.getElementById("my-tables");
 
 function who(table) {
-  return table.players.map((p) => (p.name === null ? "lugar livre" : p.bot ? `${p.name} (robô)` : p.name)).join(", ");
+  return table.players.map((p) => (p.name === null ? "lugar livre" : playerName(p))).join(", ");
 }
 
 function describe(table) {

@@ -6,7 +6,7 @@
 
 import {
   api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKey,
-  KIND_NAME, myContribution, rememberContribution, rememberPlayedHand, setContributionState, VARIANT_NAME,
+  KIND_NAME, myContribution, playerName, rememberContribution, rememberPlayedHand, setContributionState, VARIANT_NAME,
 } from "./common.js";
 import { bytesToHex, VERSION, verifyHandRecord, verifySignature } from "./fairness.js";
 
@@ -16,19 +16,14 @@ const invite = new URLSearchParams(window.location.search).get("invite");
 const $ = (id) => document.getElementById(id);
 
 const ENVIDO_NAMES = { envido: "Envido", real_envido: "Real envido", falta_envido: "Falta envido" };
+// the letters of an envido chain as the view and the events give it (truco/envido.py chain_name)
+const ENVIDO_LETTERS = { E: "envido", R: "real envido", F: "falta envido" };
 const VOTE_NAMES = {
   accept: "aceitar", decline: "correr", raise: "aumentar", envido: "envido",
   real_envido: "real envido", falta_envido: "falta envido",
 };
-const HAND_END_REASONS = {
-  rounds: "decidida nas rodadas",
-  tied: "as rodadas empataram: ninguém marca",
-  declined: "o pedido foi recusado (correu)",
-  ran: "a dupla da mão especial correu",
-  fold: "uma dupla inteira foi al mazo",
-  match_ended: "o envido encerrou a partida",
-  abandoned: "a partida foi encerrada pelo servidor",
-};
+// Argentino answers with its own words (quiero / no quiero)
+const VOTE_NAMES_AR = { ...VOTE_NAMES, accept: "quiero", decline: "no quiero" };
 const TERMINATIONS = {
   target: "chegou ao placar final",
   abandonment: "abandono (ações automáticas demais ou saída no meio da partida)",
@@ -64,6 +59,7 @@ const state = {
   reconnectDelay: 250,
   summaryHand: null,
   matchOver: null, // the latest match_over, with the table's match number it ended
+  endLogged: null, // the match number whose end the log already tells
   records: new Map(), // hand number -> record url
   seeds: new Map(), // hand number -> revealed seed (hex), from records checked in this page
   recordChecks: new Map(), // hand number -> the promise of its record's check
@@ -76,6 +72,7 @@ const state = {
   entropySent: new Set(), // hands whose entropy went out on this socket, not yet answered
   entropyRetries: new Map(), // hand -> re-sends after `unavailable` / `rate_limited`
   opened: false, // this socket opened (a refused one closes without)
+  signalsSent: new Map(), // id -> label of my partner signals waiting for their ack
 };
 // the house's published key (/api/key), fetched once: anchors and records must be signed by it
 const houseKey = fetchHouseKey();
@@ -207,6 +204,9 @@ function handle(message) {
       if (state.view?.hand?.result && state.handInfo) {
         // while the next hand collects entropy, the view still shows the finished one before it
         showSummary(state.view, state.handInfo.hand - (state.handInfo.phase === "entropy" ? 1 : 0));
+      } else if (state.view?.outcome && (message.table.status === "finished" || message.table.status === "closed")) {
+        // the match is over (a reload after it): the view shows its last hand, the table its number
+        endMatch({ ...state.view.outcome, score: state.view.score, forfeit_team: null });
       }
       // a snapshot is a whole catch-up (after a welcome, or an `in_doubt` reload at any time)
       if (state.catchingUp) caughtUp();
@@ -255,11 +255,16 @@ function handle(message) {
     case "hand_record":
       state.records.set(message.hand, message.url);
       state.recordChecks.set(message.hand, checkRecord(message.hand, message.url));
-      rememberPlayedHand({ table: tableId, hand: message.hand, variant: state.table?.variant, seat: state.seat, at: Date.now() });
+      rememberPlayedHand({
+        table: tableId, hand: message.hand, variant: state.table?.variant, seat: state.seat, at: Date.now(),
+        // the record cannot tell a bot (which never sends entropy) from an absent player: the hand page can
+        bots: (state.table?.players ?? []).filter((p) => p.bot).map((p) => p.seat),
+      });
       log(`O registro assinado da mão ${message.hand} está público.`);
       break;
     case "match_over":
       state.matchOver = { ...message, match: state.table?.match ?? null };
+      endMatch(message);
       break;
     case "ack":
       if (message.id === state.inFlight) state.inFlight = null;
@@ -268,8 +273,18 @@ function handle(message) {
         state.entropySent.delete(hand);
         setContributionState(tableId, hand, "received");
       }
+      if (state.signalsSent.has(message.id)) {
+        const label = state.signalsSent.get(message.id);
+        state.signalsSent.delete(message.id);
+        const note = $("signal-sent");
+        note.textContent = `Sinal enviado ao parceiro: “${label}”.`;
+        clearTimeout(note.timer);
+        note.timer = setTimeout(() => { note.textContent = ""; }, 8000);
+        log(`Você sinalizou ao parceiro: “${label}”.`);
+      }
       break;
     case "error":
+      state.signalsSent.delete(message.id);
       if (message.id !== null && message.id === state.inFlight) state.inFlight = null;
       if (entropyHand(message.id) !== null) entropyRefused(entropyHand(message.id), message);
       else if (message.error === "stale") showError(STALE_MOVE);
@@ -289,6 +304,53 @@ function handle(message) {
 function caughtUp() {
   state.catchingUp = false;
   maybeSendEntropy();
+}
+
+/**
+ * The match is over (`match_over`, or a snapshot whose view has the outcome). An abandonment or
+ * a cancellation ends it in the middle of a hand without any `update`: the last view still has
+ * my turn, my clock and my buttons. So nothing is pending any more, nobody is absent, the hand it
+ * cut off shows as ended (no turn, no legal move), and the log says how the match ended, once.
+ */
+function endMatch(over) {
+  state.pending = [];
+  state.absent = new Set();
+  const view = state.view;
+  const number = state.viewHand ?? state.table?.hand ?? null;
+  const outcome = view?.outcome ?? { termination: over.termination, winner: over.winner };
+  const hand = view?.hand ?? null;
+  const cut = Boolean(hand) && (!hand.result || hand.result.reason === "abandoned");
+  if (view) {
+    state.view = {
+      ...view, outcome, legal: [], pending: [],
+      hand: hand && !hand.result
+        ? { ...hand, turn: null, result: { winner_team: null, points: 0, reason: "abandoned" } }
+        : hand,
+    };
+    if (state.view.hand?.result) showSummary(state.view, number);
+  }
+  const match = state.table?.match ?? null;
+  if (match !== null && state.endLogged === match) return; // a `match_ended` event said it
+  state.endLogged = match;
+  if (over.termination !== "target") {
+    // a hand dealt but not yet shown (still collecting entropy) is cut off too
+    const dealing = state.handInfo?.phase === "entropy" ? state.handInfo.hand : null;
+    if (cut) log(`Fim da mão ${number}: ${cutReason(outcome)}; ninguém marca.`);
+    else if (dealing !== null) log(`Fim da mão ${dealing}: ${cutReason(outcome)}; ninguém marca.`);
+  }
+  const how = {
+    abandonment: `Fim da partida por abandono: ${teamName(over.winner)} venceu.`,
+    cancelled: "Fim da partida: cancelada, ninguém ganha.",
+  }[over.termination] ?? `Fim da partida: ${over.winner === null ? "sem vencedor" : `${teamName(over.winner)} venceu`}.`;
+  log(`${how} Placar final: ${scoreText(over.score ?? view?.score ?? [0, 0])}.`);
+}
+
+/** Is the match at this table over (its `match_over` seen, or a snapshot of a finished table)? */
+function matchEnded() {
+  const table = state.table;
+  if (!table) return false;
+  if (state.matchOver && state.matchOver.match === table.match) return true;
+  return Boolean(state.view?.outcome) && (table.status === "finished" || table.status === "closed");
 }
 
 /** The hand an entropy message's id names (`e<hand>`), or null for any other id. */
@@ -410,18 +472,23 @@ async function checkCommitment(message) {
   } else if (message.chain_start === hand) {
     result = { hand, state: "unknown", text: `nova cadeia a partir da mão ${hand}: a âncora assinada está na cadeia da mesa (/tables/${tableId}/chain)` };
   } else if (state.recordChecks.has(hand - 1)) {
-    await state.recordChecks.get(hand - 1); // the previous record may still be on its way
+    const previous = await state.recordChecks.get(hand - 1); // it may still be on its way
     if (state.seeds.has(hand - 1)) {
       result = state.seeds.get(hand - 1) === message.commitment
         ? { hand, state: "ok", text: `o compromisso da mão ${hand} é a semente revelada da mão ${hand - 1}` }
         : { hand, state: "fail", text: `o compromisso da mão ${hand} NÃO é a semente revelada da mão ${hand - 1}` };
+    } else if (previous?.ok === false) {
+      result = { hand, state: "unknown", text: `o registro da mão ${hand - 1} não passou na conferência: não há semente confiável para comparar com o compromisso da mão ${hand}` };
     }
   }
   state.chainCheck = result;
   renderFairness();
 }
 
-/** Fetch a finished hand's public record and check its deck and deal here, at once. */
+/**
+ * Fetch a finished hand's public record and check its deck and deal here, at once: {ok} once
+ * checked (nothing when it could not be fetched). Only a record that passes gives its seed.
+ */
 async function checkRecord(hand, url) {
   let text;
   try {
@@ -431,13 +498,20 @@ async function checkRecord(hand, url) {
   } catch {
     return;
   }
-  // pinned to the house's published key: a record signed by any other key fails `key`
+  // pinned to the house's published key: a record signed by any other key fails `key`; and it
+  // must be the hand asked for (`source`), not another hand's genuine record
   const key = await houseKey;
-  const result = await verifyHandRecord(text, { pinnedKey: key, mine: myContribution(tableId, hand) });
-  if (result.readable) state.seeds.set(hand, result.record.seed);
+  const result = await verifyHandRecord(text, {
+    pinnedKey: key, mine: myContribution(tableId, hand), expected: { table: tableId, hand },
+  });
   const checks = explainLateContribution(result, contributionState(tableId, hand), state.seat);
   const failed = checks.filter((c) => c.status === "fail").map((c) => c.name);
+  // only a record that passed gives the seed the next commitment is compared with
+  if (result.readable && failed.length === 0) state.seeds.set(hand, result.record.seed);
+  else state.seeds.delete(hand);
   const notes = [];
+  const wrongHand = checks.find((c) => c.name === "source" && c.status === "fail");
+  if (wrongHand) notes.push(`o servidor respondeu com o registro de outra mão: ${wrongHand.detail}`);
   if (checks.some((c) => c.name === "mine" && c.status === "warn")) notes.push("a sua entropia não chegou a tempo: a mão foi distribuída sem ela");
   if (key === null) notes.push("a chave publicada da casa (/api/key) não pôde ser obtida: a chave do registro não foi conferida");
   const extra = notes.length ? `; ${notes.join("; ")}` : "";
@@ -445,6 +519,7 @@ async function checkRecord(hand, url) {
     ? { hand, state: "fail", text: `mão ${hand}: FALHOU (${failed.join(", ")})${extra}` }
     : { hand, state: key === null ? "unknown" : "ok", text: `mão ${hand}: semente, baralho e distribuição conferidos${extra}` };
   renderFairness();
+  return { ok: failed.length === 0 };
 }
 
 // --- actions ----------------------------------------------------------------------------------
@@ -500,27 +575,59 @@ function teamOf(seat) {
   return seat % 2;
 }
 
+/** Am I seated (not a spectator)? */
+function seated() {
+  return state.seat !== null && state.seat !== undefined;
+}
+
+function seatCount() {
+  return state.table?.seats ?? state.view?.seats ?? 2;
+}
+
 function seatName(seat) {
   if (seat === state.seat) return "Você";
   const player = state.table?.players?.[seat];
-  const name = player?.name ?? `Lugar ${seat + 1}`;
-  const tag = state.seat !== null && state.seat !== undefined && teamOf(seat) === teamOf(state.seat) ? " (parceiro)" : "";
-  return `${name}${player?.bot ? " (robô)" : ""}${tag}`;
+  // bots are all named "bot" by the server: told apart by seat ("Robô 2")
+  const name = player ? playerName(player) : `Lugar ${seat + 1}`;
+  const tag = seated() && teamOf(seat) === teamOf(state.seat) ? " (parceiro)" : "";
+  return `${name}${tag}`;
 }
 
-/** A team as the subject of a sentence: a person in 1x1, "nossa dupla" / "a dupla adversária" in 2x2. */
+/** A seat in the middle of a sentence ("você", not "Você"). */
+function seatMid(seat) {
+  return seat === state.seat ? "você" : seatName(seat);
+}
+
+/** A team as the subject of a sentence: a person in 1x1, "Nossa dupla" / "A dupla adversária" in 2x2. */
 function teamName(team) {
+  if (team === null || team === undefined) return "Ninguém";
+  if (seatCount() === 2) return seatName(team);
+  if (seated()) return team === teamOf(state.seat) ? "Nossa dupla" : "A dupla adversária";
+  return `A dupla ${spectatorTeam(team)}`;
+}
+
+/** A team in the middle of a sentence: "você", "Robô 2", "a nossa dupla", "a dupla adversária". */
+function teamMid(team) {
   if (team === null || team === undefined) return "ninguém";
-  const seats = state.table?.seats ?? state.view?.seats ?? 2;
-  if (seats === 2) return seatName(team);
-  if (state.seat !== null && state.seat !== undefined) return team === teamOf(state.seat) ? "Nossa dupla" : "A dupla adversária";
-  const names = (state.table?.players ?? []).filter((p) => p.seat % 2 === team).map((p) => p.name ?? "?");
-  return `A dupla ${team === 0 ? "A" : "B"} (${names.join(" e ")})`;
+  if (seatCount() === 2) return seatMid(team);
+  if (seated()) return team === teamOf(state.seat) ? "a nossa dupla" : "a dupla adversária";
+  return `a dupla ${spectatorTeam(team)}`;
+}
+
+/** "Of" a team, contracted as Portuguese wants it: "da nossa dupla", "da dupla adversária", "de Robô 2". */
+function teamOfWords(team) {
+  if (seatCount() === 2 || team === null || team === undefined) return `de ${teamMid(team)}`;
+  return `d${teamMid(team)}`;
+}
+
+function spectatorTeam(team) {
+  const names = (state.table?.players ?? []).filter((p) => p.seat % 2 === team).map((p) => playerName(p));
+  return `${team === 0 ? "A" : "B"} (${names.join(" e ")})`;
 }
 
 /** A team on the scoreboard: short. */
 function teamShort(team) {
-  if (state.seat !== null && state.seat !== undefined) return team === teamOf(state.seat) ? "Nós" : "Eles";
+  if (seated()) return team === teamOf(state.seat) ? "Nós" : "Eles";
   return `Dupla ${team === 0 ? "A" : "B"}`;
 }
 
@@ -528,9 +635,60 @@ function variant() {
   return state.view?.variant ?? state.table?.variant ?? "paulista";
 }
 
+function pointsText(points) {
+  return points === 1 ? "1 ponto" : `${points} pontos`;
+}
+
 function malasBuenas(points) {
   // Argentino's 30 are counted as 15 malas, then 15 buenas (display only)
-  return points <= 15 ? `${points} malas` : `${points - 15} buenas`;
+  if (points <= 15) return `${points} ${points === 1 ? "mala" : "malas"}`;
+  return `${points - 15} ${points - 15 === 1 ? "buena" : "buenas"}`;
+}
+
+function voteName(vote) {
+  return (variant() === "argentino" ? VOTE_NAMES_AR : VOTE_NAMES)[vote] ?? vote;
+}
+
+/** An envido chain by its names: "EER" is "envido, envido, real envido". */
+function envidoChain(chain) {
+  return [...(chain ?? "")].map((letter) => ENVIDO_LETTERS[letter] ?? letter).join(", ");
+}
+
+function capitalized(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Why a hand ended, as a phrase for the middle of a sentence. */
+function handEndReason(result, view) {
+  const arg = (view?.variant ?? variant()) === "argentino";
+  const loser = result.winner_team === null || result.winner_team === undefined ? null : 1 - result.winner_team;
+  switch (result.reason) {
+    case "rounds":
+      return "decidida nas rodadas";
+    case "tied":
+      return "as rodadas empataram";
+    case "declined":
+      return arg ? "o pedido foi recusado (no quiero)" : "o pedido foi recusado (correu)";
+    case "ran":
+      return `${loser === null ? "quem estava nela" : teamMid(loser)} correu da ${view?.hand?.special_name || "mão de onze"}`;
+    case "fold":
+      return `${teamMid(loser)}${seatCount() === 4 ? " inteira" : ""} foi al mazo`;
+    case "match_ended":
+      return "o envido encerrou a partida";
+    case "abandoned":
+      return cutReason(view?.outcome);
+    default:
+      return result.reason;
+  }
+}
+
+/** A hand cut off by the end of the match: why. */
+function cutReason(outcome) {
+  if (outcome?.termination === "cancelled") return "mão interrompida: a partida foi cancelada";
+  if (outcome?.termination === "abandonment" && outcome.winner !== null && outcome.winner !== undefined) {
+    return `mão interrompida: ${teamMid(1 - outcome.winner)} abandonou a partida`;
+  }
+  return "mão interrompida: a partida foi encerrada";
 }
 
 function actionLabel(action, hand) {
@@ -571,7 +729,7 @@ function describeEvent(event, view, handNumber) {
   switch (event.type) {
     case "hand_started":
       // the previous hand's summary stays up (titled with its number) until this hand ends
-      log(`Mão ${handNumber}: ${seatName(event.dealer)} deu as cartas; ${seatName(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
+      log(`Mão ${handNumber}: ${seatName(event.dealer)} deu as cartas; ${seatMid(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
       break;
     case "card_played":
       log(`${seatName(event.seat)} ${event.covered ? "cobriu uma carta" : `jogou ${cardLabel(event.card, v)}`}${event.automatic ? " (automático)" : ""}.`);
@@ -580,28 +738,35 @@ function describeEvent(event, view, handNumber) {
       log(`${seatName(event.seat)} pediu ${event.name}! (vale ${event.value})`);
       break;
     case "raise_accepted":
-      log(`${teamName(event.team)} aceitou: a mão vale ${event.value}.`);
+      log(`${teamName(event.team)} ${v === "argentino" ? "disse quiero" : "aceitou"}: a mão vale ${event.value}.`);
       break;
     case "raise_declined":
-      log(`${teamName(event.team)} correu: o outro lado marca ${event.points}.`);
+      log(`${teamName(event.team)} ${v === "argentino" ? "disse no quiero" : "correu"}: o outro lado marca ${pointsText(event.points)}.`);
       break;
     case "vote_cast":
-      log(`${seatName(event.seat)} votou: ${VOTE_NAMES[event.vote] ?? event.vote}${event.automatic ? " (automático)" : ""}.`);
+      // 1x1: no vote, the answer itself (raise_accepted, ...) is logged; only the clock's is said
+      if ((view?.seats ?? seatCount()) === 4) {
+        log(`${seatName(event.seat)} votou: ${voteName(event.vote)}${event.automatic ? " (automático)" : ""}.`);
+      } else if (event.automatic) {
+        log(`O relógio respondeu por ${seatMid(event.seat)}: ${voteName(event.vote)} (automático).`);
+      }
       break;
     case "vote_expired":
-      log(`${teamName(event.team)} não combinou a tempo: a dupla correu.`);
+      log(`${teamName(event.team)} não combinou a tempo: ${v === "argentino" ? "vale no quiero" : "a dupla correu"}.`);
       break;
-    case "special_hand_answered":
-      log(`${teamName(event.team)} ${event.play ? "vai jogar" : "correu da"} mão especial.`);
+    case "special_hand_answered": {
+      const special = view?.hand?.special_name || "mão de onze";
+      log(`${teamName(event.team)} ${event.play ? `vai jogar a ${special}` : `correu da ${special}`}.`);
       break;
+    }
     case "envido_called":
-      log(`${seatName(event.seat)}: ${ENVIDO_NAMES[event.call] ?? event.call}! (${event.chain})`);
+      log(`${seatName(event.seat)} cantou ${envidoChain(event.chain.slice(-1))}!${event.chain.length > 1 ? ` (${envidoChain(event.chain)})` : ""}`);
       break;
     case "envido_accepted":
-      log(`Envido querido: ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}. ${seatName(event.winner_seat)} ganha ${event.points}.`);
+      log(`Envido querido (${envidoChain(event.chain)}): ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}${event.tantos.length < (view?.seats ?? seatCount()) ? "; os outros: son buenas" : ""}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
       break;
     case "envido_declined":
-      log(`Envido no querido: ${teamName(event.team)} marca ${event.points}.`);
+      log(`Envido no querido (${envidoChain(event.chain)}): ${teamName(event.team)} marca ${pointsText(event.points)}.`);
       break;
     case "round_ended":
       log(event.winner_team === null ? `Rodada ${event.round + 1}: empatou (cangou).` : `Rodada ${event.round + 1}: ${seatName(event.winner_seat)} ganhou.`);
@@ -610,15 +775,44 @@ function describeEvent(event, view, handNumber) {
       log(`${seatName(event.seat)} foi al mazo.`);
       break;
     case "hand_ended":
-      log(`Fim da mão: ${event.winner_team === null ? "ninguém marca" : `${teamName(event.winner_team)} marca ${event.points}`} (${HAND_END_REASONS[event.reason] ?? event.reason}).`);
+      log(`Fim da mão: ${event.winner_team === null ? "ninguém marca" : `${teamName(event.winner_team)} marca ${pointsText(event.points)}`} (${handEndReason({ ...event }, view)}).`);
       showSummary(view, handNumber);
       break;
     case "match_ended":
       log(`Fim da partida: ${event.winner === null ? "sem vencedor" : `${teamName(event.winner)} venceu`}.`);
+      state.endLogged = state.table?.match ?? null;
       break;
     default:
       break;
   }
+}
+
+/**
+ * Who scored what in a finished hand, per team: the hand's points and the envido's (Argentino
+ * scores the envido at once, in the same hand), e.g. "Você marcou 4 pontos nesta mão: 2 no
+ * envido e 2 na mão (decidida nas rodadas)."
+ */
+function handHeadline(hand, view) {
+  const result = hand.result;
+  const reason = handEndReason(result, view);
+  const envido = hand.envido?.result;
+  const teams = new Map(); // team -> {total, parts}
+  const add = (team, points, part) => {
+    if (team === null || team === undefined || !points) return;
+    const entry = teams.get(team) ?? { total: 0, parts: [] };
+    entry.total += points;
+    entry.parts.push(part(points));
+    teams.set(team, entry);
+  };
+  add(envido?.winner_team, envido?.points, (p) => `${p} no envido`);
+  add(result.winner_team, result.points, (p) => `${p} na mão (${reason})`);
+  if (teams.size === 0) return `Ninguém marcou nesta mão (${reason}).`;
+  const lines = [...teams].map(([team, { total, parts }]) => (parts.length === 1 && !envido
+    ? `${teamName(team)} marcou ${pointsText(total)}: ${reason}.`
+    : `${teamName(team)} marcou ${pointsText(total)} nesta mão: ${parts.join(" e ")}.`));
+  // the envido scored, but the hand itself gave nobody points (cut off, tied, ended by the envido)
+  if (result.winner_team === null || result.winner_team === undefined) lines.push(`A mão: ${reason}.`);
+  return lines.join(" ");
 }
 
 function showSummary(view, handNumber) {
@@ -629,26 +823,25 @@ function showSummary(view, handNumber) {
   const v = view.variant;
   const body = $("summary-body");
   const result = hand.result;
-  const parts = [
-    el("p", { class: "result" }, result.winner_team === null
-      ? "Ninguém marcou nesta mão."
-      : `${teamName(result.winner_team)} marcou ${result.points} ponto(s): ${HAND_END_REASONS[result.reason] ?? result.reason}.`),
-  ];
+  const parts = [el("p", { class: "result", id: "summary-result" }, handHeadline(hand, view))];
   const rounds = hand.rounds.map((r, i) => `${i + 1}ª: ${r.tied ? "empate" : seatName(r.winner_seat)}`);
   if (rounds.length) parts.push(el("p", {}, "Rodadas — ", rounds.join("; ")));
   if (hand.envido?.result) {
     const e = hand.envido.result;
+    const chain = capitalized(envidoChain(hand.envido.chain));
     if (e.accepted) {
-      parts.push(el("p", {}, `Envido (${hand.envido.chain}): `,
-        e.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", "),
-        ` — ${seatName(e.winner_seat)} ganhou ${e.points}.`));
+      // every tanto the table sang; the others said "son buenas" and are never shown
+      const quiet = e.tantos.length < hand.players.length ? "; os outros tantos não foram cantados (son buenas)" : "";
+      parts.push(el("p", { id: "summary-envido" }, `${chain} — querido: `,
+        e.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", "), quiet,
+        `. ${seatName(e.winner_seat)} ganhou ${pointsText(e.points)}.`));
       const shown = hand.players.find((p) => p.seat === e.winner_seat)?.shown;
       if (shown) {
         parts.push(el("div", { class: "hand small", "aria-label": "Cartas de quem ganhou o envido" },
           shown.map((c) => cardFace(c, v))));
       }
     } else {
-      parts.push(el("p", {}, `Envido (${hand.envido.chain}) não querido: ${teamName(e.winner_team)} marcou ${e.points}.`));
+      parts.push(el("p", { id: "summary-envido" }, `${chain} — no querido: ${teamName(e.winner_team)} marcou ${pointsText(e.points)}.`));
     }
   }
   parts.push(el("p", { id: "summary-score" }, `Placar: ${scoreText(view.score)}`));
@@ -695,18 +888,22 @@ function render() {
   // a player in another tab sees in the tab's title that the table waits for them
   const myTurn = pendingFor(state.seat).length > 0;
   document.title = `${myTurn ? "(Sua vez) " : ""}${$("table-title").textContent} · Barajamos`;
-  $("resign").hidden = table.status !== "playing" || state.seat === null || state.seat === undefined;
+  const over = matchEnded();
+  $("resign").hidden = over || table.status !== "playing" || state.seat === null || state.seat === undefined;
   renderSeating(table);
   renderBoard();
   renderFairness();
   renderMatchOver(table);
   const me = state.seat !== null && state.seat !== undefined;
-  const notice = $("notice");
-  notice.hidden = !(me && state.absent.has(state.seat));
-  notice.textContent = notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas (2 s) até você jogar de novo.";
-  const rematch = $("rematch");
   // ranked and arena tables play one match: their players queue again instead
   const competitive = table.kind === "ranked" || table.kind === "arena";
+  const notice = $("notice");
+  notice.hidden = over || !(me && state.absent.has(state.seat));
+  // RULES.md, Clocks: 6 automatic actions in a row at ranked and arena tables, 10 elsewhere
+  const limit = competitive ? 6 : 10;
+  notice.textContent = notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas (2 s) até você jogar de novo. "
+    + `Se o relógio agir por você ${limit} vezes seguidas, ${table.seats === 4 ? "a sua dupla perde" : "você perde"} a partida por abandono.`;
+  const rematch = $("rematch");
   rematch.hidden = competitive || table.status !== "finished" || state.seat === null
     || state.seat === undefined;
   const asked = (table.rematch ?? []).includes(state.seat);
@@ -736,7 +933,7 @@ function renderSeating(table) {
   $("seating").hidden = table.status !== "open";
   const list = $("seat-list");
   list.replaceChildren(...table.players.map((p) => {
-    const label = p.name === null ? "livre" : `${p.name}${p.bot ? " (robô)" : ""}${p.seat === state.seat ? " (você)" : ""}`;
+    const label = p.name === null ? "livre" : `${playerName(p)}${p.seat === state.seat ? " (você)" : ""}`;
     let button = null;
     if (p.name === null && table.status === "open") {
       button = el("button", {
@@ -744,7 +941,9 @@ function renderSeating(table) {
         onclick: () => (seated ? lobby("seat", { seat: p.seat }) : lobby("join", invite ? { seat: p.seat, invite } : { seat: p.seat })),
       }, seated ? `Mudar para o lugar ${p.seat + 1}` : `Sentar no lugar ${p.seat + 1}`);
     }
-    return el("li", {}, `Lugar ${p.seat + 1} (dupla ${p.seat % 2 === 0 ? "A" : "B"}): ${label}${p.name !== null && !p.bot && !p.connected ? " — desconectado" : ""} `, button);
+    // 1x1 has no teams: only 2x2 seats say their dupla
+    const team = table.seats === 4 ? ` (dupla ${p.seat % 2 === 0 ? "A" : "B"})` : "";
+    return el("li", {}, `Lugar ${p.seat + 1}${team}: ${label}${p.name !== null && !p.bot && !p.connected ? " — desconectado" : ""} `, button);
   }));
   const start = $("start-match");
   start.hidden = !seated || table.status !== "open";
@@ -795,19 +994,30 @@ function renderBoard() {
  * Rebuild `node` only when what it shows changed: a keyboard player's focus stays on a button
  * while other players' moves arrive. When the focus was inside and the rebuild takes its button
  * away (my own move changes what I may do), it goes to the same button again if it is still
- * there, else to the first usable one, else to the group itself: never back to the page's start.
+ * there, else to the cards group (`Suas cartas`), where it also goes from the `Ações` group when
+ * that group is rebuilt: never by itself onto a raise, accept, decline or card button, and never
+ * back to the page's start.
  */
 function rebuild(node, key, build) {
   if (node.dataset.key === key) return;
   node.dataset.key = key;
   const focused = node.contains(document.activeElement) ? document.activeElement : null;
-  const same = focused?.dataset ? { ...focused.dataset } : null;
+  // the button the player put the focus on: its data and its words (a raise to another stake,
+  // or the same card code in another hand's deal, is another button)
+  const same = focused && focused !== node ? { data: { ...focused.dataset }, text: focused.textContent } : null;
   node.replaceChildren(...build());
   if (!focused) return;
-  const buttons = [...node.querySelectorAll("button")];
-  const match = buttons.find((b) => !b.disabled && same && Object.keys(same).length
-    && Object.entries(same).every(([k, v]) => b.dataset[k] === v));
-  (match ?? buttons.find((b) => !b.disabled) ?? node).focus();
+  const cards = $("my-hand");
+  if (focused === node) {
+    // the focus sat on the group itself (its button went away earlier): the cards group
+    if (node !== cards) cards.focus();
+    return;
+  }
+  const match = [...node.querySelectorAll("button")].find((b) => !b.disabled && b.textContent === same.text
+    && Object.keys(same.data).length && Object.entries(same.data).every(([k, v]) => b.dataset[k] === v));
+  // never by itself onto another button: the next Enter would raise the stake, accept,
+  // decline or play a card the player never chose
+  (match ?? cards).focus();
 }
 
 /**
@@ -850,6 +1060,11 @@ function renderPlayers(view) {
 function renderTurn(view) {
   const hand = view.hand;
   const node = $("turn");
+  if (matchEnded()) {
+    // no turn and no clock once the match is over, even in a hand it cut off
+    node.textContent = "Partida encerrada.";
+    return;
+  }
   if (!hand || hand.result) {
     node.textContent = hand?.result ? "Mão encerrada. A próxima começa em instantes." : "";
     return;
@@ -860,7 +1075,7 @@ function renderTurn(view) {
   } else if (hand.turn !== null && hand.turn !== undefined) {
     node.textContent = `Vez de ${seatName(hand.turn)}.`;
   } else if (hand.request) {
-    node.textContent = `Esperando a resposta de ${teamName(hand.request.answering_team)}.`;
+    node.textContent = `Esperando a resposta ${teamOfWords(hand.request.answering_team)}.`;
   } else {
     node.textContent = "";
   }
@@ -870,7 +1085,8 @@ function renderRequest(view) {
   const hand = view.hand;
   const box = $("request");
   const request = hand?.request;
-  if (!request) {
+  // a request the end of the match cut off waits for nothing
+  if (!request || hand.result) {
     box.hidden = true;
     box.replaceChildren();
     return;
@@ -879,16 +1095,22 @@ function renderRequest(view) {
   if (request.kind === "truco") {
     parts.push(el("p", { class: "ask" }, `${seatName(request.seat)} pediu ${request.name}! A mão passa a valer ${request.value}.`));
   } else if (request.kind === "envido") {
-    parts.push(el("p", { class: "ask" }, `${seatName(request.seat)} cantou ${request.chain}${request.truco_waiting ? ` (o truco espera a resposta do envido)` : ""}.`));
+    const chain = request.chain ?? "";
+    const now = chain.length > 1 ? ` (${envidoChain(chain)})` : "";
+    parts.push(el("p", { class: "ask" }, `${seatName(request.seat)} cantou ${envidoChain(chain.slice(-1))}${now}${request.truco_waiting ? "; o truco espera a resposta do envido" : ""}.`));
+    // what answering is worth now, as the engine counts it (the view's request carries it)
+    const quiero = chain.includes("F")
+      ? `a falta envido, ${pointsText(request.accepted_points)} para o melhor tanto (se quem ganhar estiver na frente no placar, ganha a partida)`
+      : `${pointsText(request.accepted_points)} para o melhor tanto`;
+    parts.push(el("p", { id: "envido-worth" }, `Quiero: ${quiero}. No quiero: ${pointsText(request.declined_points)} para ${teamMid(request.team)}.`));
   } else {
-    const special = request.name.charAt(0).toUpperCase() + request.name.slice(1);
-    parts.push(el("p", { class: "ask" }, `${special}: ${teamName(request.answering_team)} decide se joga (vale ${request.value}) ou corre.`));
+    parts.push(el("p", { class: "ask" }, `${capitalized(request.name)}: ${teamMid(request.answering_team)} decide se joga (vale ${request.value}) ou corre.`));
   }
   const votes = Object.entries(hand.votes ?? {});
   if (votes.length && view.seats === 4) {
     const teamVote = state.pending.find((p) => p.team_vote);
     parts.push(el("p", { id: "votes", class: "votes" }, "Votos: ",
-      votes.map(([s, vote]) => `${seatName(Number(s))}: ${VOTE_NAMES[vote] ?? vote}`).join("; "),
+      votes.map(([s, vote]) => `${seatName(Number(s))}: ${voteName(vote)}`).join("; "),
       teamVote ? ` — a dupla discorda: ${secondsLeft(teamVote.deadline_ms)} s para combinar` : ""));
   }
   box.replaceChildren(...parts);
@@ -927,8 +1149,12 @@ function renderHands(view) {
   const legal = view.legal ?? [];
   const plays = legal.filter((a) => a.do === "play");
   const blind = hand?.kind === "ferro";
-  $("blind-note").hidden = !blind;
-  rebuild($("my-hand"), JSON.stringify([me?.hand ?? [], plays, blind]), () => (me?.hand ?? []).map((slot) => {
+  // gone to the mazo: my cards were dropped, they are not shown as if still mine
+  const folded = Boolean(me) && me.in_hand === false;
+  $("folded-note").hidden = !folded;
+  $("blind-note").hidden = !blind || folded;
+  const held = folded ? [] : me?.hand ?? [];
+  rebuild($("my-hand"), JSON.stringify([held, plays, blind]), () => held.map((slot) => {
     if (blind) {
       const action = plays.find((a) => a.position === slot.position);
       return el("button", {
@@ -980,7 +1206,10 @@ function renderSignals() {
   $("signals").replaceChildren(...state.signals.map((s) => el("button", {
     type: "button", class: "secondary", dataset: { signal: s.code },
     onclick: () => {
-      if (!send({ type: "signal", id: `s${state.nextId++}`, code: s.code })) showError(OFFLINE);
+      const id = `s${state.nextId++}`;
+      // said sent once the server acks it (it reaches the partner only: nothing else shows it)
+      if (send({ type: "signal", id, code: s.code })) state.signalsSent.set(id, s.label);
+      else showError(OFFLINE);
     },
   }, s.label)));
 }

@@ -1,0 +1,419 @@
+"""What a player's review of the table and hand pages found, fixed and kept fixed.
+
+Most tests answer the real table page's WebSocket with a small table on the real engine (as
+tests/test_browser_views.py does), so a hand can be put exactly where the review saw the defect:
+a match ended by abandonment in the middle of a hand, a raise button the focus could jump to, an
+Argentino envido chain, 2x2 tables of bots. The bots' entropy on the hand page needs a real hand
+at a real training table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
+
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    LiveServer,
+    Policy,
+    browser_fixture,
+    create_table,
+    live_server_fixture,
+    new_page,
+    play_hand,
+    screenshot,
+    signup,
+)
+from tests.test_browser_views import TABLE_ID, EngineTable, dealt
+from truco import (
+    Action,
+    ActionKind,
+    MatchConfig,
+    Termination,
+    Variant,
+    forfeit,
+    new_match,
+    parse_card,
+    start_hand,
+    view,
+)
+
+PHONE = {"width": 390, "height": 844}
+VECTORS = Path(__file__).resolve().parent.parent / "verifier" / "vectors"
+
+
+@dataclass
+class ReviewTable(EngineTable):
+    """The engine table of test_browser_views, with the table's kind and status, absent seats,
+    people (not bots) at other seats, partner signals, and events pushed by the test."""
+
+    kind: str = "training"
+    status: str = "playing"
+    absent: list[int] = field(default_factory=list)
+    people: set[int] = field(default_factory=set)
+    signals: list[dict[str, str]] = field(default_factory=list)
+    ws: WebSocketRoute | None = None
+
+    def table_json(self) -> dict[str, Any]:
+        out = super().table_json()
+        out.update(kind=self.kind, status=self.status)
+        for player in out["players"]:
+            player["bot"] = player["seat"] != self.seat and player["seat"] not in self.people
+        return out
+
+    def on_message(self, ws: WebSocketRoute, text: str | bytes) -> None:
+        self.ws = ws
+        message = json.loads(text)
+        now_ms = int(time.time() * 1000)
+        if message["type"] == "hello":
+            over = self.state.outcome is not None
+            ws.send(json.dumps({
+                "type": "welcome", "table": self.table_json(), "seat": self.seat,
+                "seq": self.seq, "epoch": 1, "server_time_ms": now_ms, "signals": self.signals,
+                "limits": {"max_message_bytes": 4096, "rate_per_second": 20},
+            }))
+            # a finished match has no hand in play (the table's `hand` numbers its last one)
+            ws.send(json.dumps({
+                "type": "snapshot", "seq": self.seq, "epoch": 1, "server_time_ms": now_ms,
+                "table": self.table_json(),
+                "hand": None if over else {
+                    "hand": 1, "phase": "playing", "commitment": "ab" * 32, "chain_start": 1,
+                    "entropy_deadline_ms": None, "entropy_from": [self.seat]},
+                "view": self.my_view(), "pending": [] if over else self.deadlines(),
+                "absent": [] if over else self.absent,
+            }))
+        elif message["type"] == "signal":
+            ws.send(json.dumps({"type": "ack", "id": message["id"], "seq": None}))
+        else:
+            super().on_message(ws, text)
+
+    def my_view(self) -> dict[str, Any]:
+        return view(self.state, self.seat)
+
+    def push(self, message: dict[str, Any]) -> None:
+        """A numbered table event, as the server sends it."""
+        assert self.ws is not None
+        self.seq += 1
+        self.ws.send(json.dumps({**message, "seq": self.seq}))
+
+    def abandon(self, team: int) -> None:
+        """The server's end of a match by abandonment mid-hand: the hand's record, match_over
+        and the table (no `update`: the hand just stops, docs/PROTOCOL.md)."""
+        self.state = forfeit(self.state, team, Termination.ABANDONMENT)
+        self.push({"type": "hand_record", "hand": 1, "id": f"{TABLE_ID}-1",
+                   "url": f"/hands/{TABLE_ID}-1"})
+        self.push({"type": "match_over", "termination": "abandonment", "winner": 1 - team,
+                   "score": list(self.state.score), "forfeit_team": team})
+        self.status = "finished"
+        self.push({"type": "table", "table": {**self.table_json(), "you": None}})
+
+
+async def open_review_table(
+    live: LiveServer, browser: Browser, table: ReviewTable, user: str,
+    viewport: dict[str, int] | None = None,
+) -> Page:
+    page = await new_page(browser, live, viewport)
+    await signup(page, live, user)
+    handler: Callable[[WebSocketRoute], None] = lambda ws: ws.on_message(  # noqa: E731
+        lambda text: table.on_message(ws, text)
+    )
+    await page.route_web_socket("**/ws/tables/**", handler)
+    await page.goto(live.url(f"/t/{TABLE_ID}"))
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    await expect(page.locator("#board")).to_be_visible()
+    return page
+
+
+async def usable_buttons(page: Page) -> list[str]:
+    return list(await page.eval_on_selector_all(
+        "#my-hand button, #actions button",
+        "(nodes) => nodes.filter((n) => !n.disabled).map((n) => n.textContent)",
+    ))
+
+
+async def assert_match_over_mid_hand(page: Page) -> None:
+    """No turn, no clock, nothing to click, nobody absent: the match is over."""
+    await expect(page.locator("#turn")).to_have_text("Partida encerrada.")
+    await expect(page.locator("#my-clock")).to_have_count(0)
+    await expect(page.locator("#players .clock")).to_have_count(0)
+    assert await usable_buttons(page) == []
+    await expect(page.locator("#notice")).to_be_hidden()
+    await expect(page.locator("#request")).to_be_hidden()
+    await expect(page.locator("#resign")).to_be_hidden()
+    assert not (await page.title()).startswith("(Sua vez)")
+    await expect(page.locator("#match-over-text")).to_contain_text("Derrota.")
+    log = page.locator("#log")
+    await expect(log).to_contain_text("Fim da mão 1: mão interrompida: você abandonou a partida")
+    await expect(log).to_contain_text("Fim da partida por abandono: Robô 2 venceu.")
+    await expect(page.locator("#summary-title")).to_have_text("Resumo da mão 1")
+    await expect(page.locator("#summary-result")).to_have_text(
+        "Ninguém marcou nesta mão (mão interrompida: você abandonou a partida)."
+    )
+
+
+async def test_a_match_ended_by_abandonment_mid_hand_leaves_no_live_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=(3, 5))
+    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    # my turn, my clock running, and the clock already acted for me (absent)
+    table = ReviewTable(state, seat=0, names=["aban_0", "bot"], absent=[0])
+    page = await open_review_table(live_server, browser, table, "aban_0", PHONE)
+    await expect(page.locator("#my-clock")).to_be_visible()
+    await expect(page.locator("#notice")).to_be_visible()
+    assert (await page.title()).startswith("(Sua vez)")
+    assert "Truco! (vale 3)" in await usable_buttons(page)
+    table.abandon(0)
+    await assert_match_over_mid_hand(page)
+    # on a phone the end of the match is the first thing on the page, not below the board
+    over = await page.locator("#match-over").bounding_box()
+    board = await page.locator("#board").bounding_box()
+    assert over is not None and board is not None
+    assert over["y"] < board["y"] and over["y"] + over["height"] <= PHONE["height"]
+    await expect(page.get_by_role("button", name="Revanche")).to_be_in_viewport()
+    await screenshot(page, "table-abandoned-phone")
+    # a reload shows the same: the snapshot of a finished table has the view's outcome
+    await page.reload()
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    await assert_match_over_mid_hand(page)
+
+
+async def test_the_event_log_is_unnumbered_newest_first(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    table = ReviewTable(state, seat=0, names=["log_0", "bot"],
+                        script=[[Action(1, ActionKind.PLAY, card=parse_card("2H"))]])
+    page = await open_review_table(live_server, browser, table, "log_0")
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    await expect(page.locator("#log li")).not_to_have_count(0)
+    style = await page.eval_on_selector("#log", """(log) => ({
+        tag: log.tagName, reversed: log.reversed ?? false,
+        type: getComputedStyle(log).listStyleType,
+        position: getComputedStyle(log).listStylePosition})""")
+    # no ascending numbers on a newest-first list, and markers the scroll box cannot clip
+    assert style["tag"] == "UL" or style["reversed"], style
+    assert style["position"] == "inside", style
+
+
+async def test_check_rows_marked_skip_are_shown_on_the_hand_page(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verify"))
+    hand = json.loads((VECTORS / "hand.json").read_text())
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(hand["record"]))
+    await page.get_by_label("Chave pública da casa").fill(hand["public_key"])
+    await page.get_by_role("button", name="Verificar").click()
+    replay = page.locator('#checks [data-check="replay"]')
+    await expect(replay).to_have_attribute("data-status", "skip")
+    # in the list, below the header: not thrown off the page by the skip link's rule
+    row = await replay.bounding_box()
+    checks = await page.locator("#checks").bounding_box()
+    header = await page.locator("header.site").bounding_box()
+    assert row is not None and checks is not None and header is not None
+    assert row["x"] >= checks["x"] and row["y"] >= header["y"] + header["height"]
+    await expect(replay).to_be_in_viewport()
+    # the skip link itself still hides until focused
+    skip = page.locator('a[href="#main"]').first
+    box = await skip.bounding_box()
+    assert box is not None and box["x"] < 0
+    await skip.focus()
+    box = await skip.bounding_box()
+    assert box is not None and box["x"] >= 0
+
+
+async def test_the_focus_never_moves_by_itself_onto_a_raise(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.MINEIRO, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["4C", "5D", "6S"], ["3H", "2C", "KS"]]))
+    # I lead the zap; the bot asks for truco before its card
+    table = ReviewTable(state, seat=0, names=["foco_0", "bot"],
+                        script=[[Action(1, ActionKind.RAISE)], []])
+    page = await open_review_table(live_server, browser, table, "foco_0")
+    await page.get_by_role("button", name="Jogar 4 de paus").focus()
+    await page.keyboard.press("Enter")
+    accept = page.locator('#actions button[data-action="accept"]')
+    await expect(accept).to_be_visible()
+    await accept.focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
+    await expect(page.locator("#hand-value")).to_have_text("4")
+    await expect(page.locator("#my-hand")).to_be_focused()
+    # the bot plays; I won the round and lead again, with "Seis!" among my buttons
+    assert table.ws is not None
+    table.play(table.ws, Action(1, ActionKind.PLAY, card=parse_card("3H")))
+    raise_button = page.locator('#actions button[data-action="raise"]')
+    await expect(raise_button).to_have_text("Seis! (vale 6)")
+    await page.wait_for_timeout(200)
+    # the focus is on the cards group: an Enter now raises nothing
+    assert await page.evaluate("() => document.activeElement.id") == "my-hand"
+
+
+async def test_argentino_envido_by_name_with_its_worth_and_totals(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.ARGENTINO, 2), first_dealer=1, score=(14, 0))
+    # my tanto: 7 and 6 of swords = 33; the bot's: 5 and 4 of cups = 29
+    state, _ = start_hand(state, dealt(1, [["7S", "6S", "AD"], ["5H", "4H", "KC"]]))
+    table = ReviewTable(state, seat=0, names=["nombre_0", "bot"],
+                        script=[[Action(1, ActionKind.ENVIDO)], [], []])
+    page = await open_review_table(live_server, browser, table, "nombre_0")
+    await page.get_by_role("button", name="Envido", exact=True).click()
+    request = page.locator("#request")
+    await expect(request).to_contain_text("Robô 2 cantou envido (envido, envido).")
+    await expect(request).to_contain_text(
+        "Quiero: 4 pontos para o melhor tanto. No quiero: 2 pontos para Robô 2."
+    )
+    log = page.locator("#log")
+    await expect(log).to_contain_text("Você cantou envido!")
+    await expect(log).to_contain_text("Robô 2 cantou envido! (envido, envido)")
+    await page.get_by_role("button", name="Quiero (envido)", exact=True).click()
+    await expect(log).to_contain_text("Envido querido (envido, envido): Você 33")
+    await page.get_by_role("button", name="Ir al mazo").click()
+    summary = page.locator("#summary-body")
+    await expect(page.locator("#summary-result")).to_have_text(
+        "Você marcou 4 pontos nesta mão: 4 no envido."
+        " Robô 2 marcou 1 ponto nesta mão: 1 na mão (você foi al mazo)."
+    )
+    await expect(summary).to_contain_text(
+        "Envido, envido — querido: Você 33; os outros tantos não foram cantados (son buenas)."
+    )
+    await expect(page.locator("#scoreboard")).to_contain_text("(1 mala)")
+    # no engine codes, no Brazilian vote words in an Argentino 1x1 log
+    text = await log.text_content() or ""
+    assert not re.search(r"\((E|EE|R|F)\)", text) and "votou" not in text, text
+
+
+async def test_argentino_words_for_a_declined_truco(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.ARGENTINO, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["7S", "6S", "AD"], ["5H", "4H", "KC"]]))
+    table = ReviewTable(state, seat=0, names=["palabra_0", "bot"],
+                        script=[[Action(1, ActionKind.DECLINE)]])
+    page = await open_review_table(live_server, browser, table, "palabra_0")
+    await page.get_by_role("button", name="Truco! (vale 2)").click()
+    await expect(page.locator("#log")).to_contain_text(
+        "Robô 2 disse no quiero: o outro lado marca 1 ponto."
+    )
+    await expect(page.locator("#summary-result")).to_have_text(
+        "Você marcou 1 ponto: o pedido foi recusado (no quiero)."
+    )
+    await expect(page.locator("#log")).not_to_contain_text("correu")
+
+
+async def test_bots_are_told_apart_by_seat_in_a_2v2(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    state, _ = start_hand(state, dealt(3, hands, "7C"))
+    table = ReviewTable(state, seat=0, names=["quatro_0", "bot", "bot", "bot"], script=[[]])
+    page = await open_review_table(live_server, browser, table, "quatro_0")
+    players = page.locator("#players")
+    for name in ("Robô 2", "Robô 3 (parceiro)", "Robô 4"):
+        await expect(players).to_contain_text(name)
+    await expect(players).not_to_contain_text("bot")
+    await page.get_by_role("button", name="Truco! (vale 3)").click()
+    await expect(page.locator("#turn")).to_have_text("Esperando a resposta da dupla adversária.")
+    await expect(page.locator("#log")).to_contain_text("Você pediu truco!")
+
+
+async def test_the_absent_notice_says_when_the_match_is_lost(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    for kind, limit, user in (("training", 10, "aus_treino"), ("ranked", 6, "aus_rank")):
+        state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
+        hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+        state, _ = start_hand(state, dealt(3, hands, "7C"))
+        table = ReviewTable(state, seat=0, names=[user, "b1", "b2", "b3"], kind=kind,
+                            absent=[0])
+        page = await open_review_table(live_server, browser, table, user)
+        await expect(page.locator("#notice")).to_contain_text(
+            f"Se o relógio agir por você {limit} vezes seguidas, a sua dupla perde a partida"
+            " por abandono."
+        )
+        await page.context.close()
+
+
+async def test_a_partner_signal_sent_is_confirmed(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    state, _ = start_hand(state, dealt(3, hands, "7C"))
+    table = ReviewTable(state, seat=0, names=["sinal_0", "b1", "b2", "b3"],
+                        signals=[{"code": "tres", "label": "Tenho três"}])
+    page = await open_review_table(live_server, browser, table, "sinal_0")
+    # the signal shows nowhere else on my page: once the server took it, it is said so
+    await page.get_by_role("button", name="Tenho três").click()
+    await expect(page.locator("#signal-sent")).to_have_text(
+        "Sinal enviado ao parceiro: “Tenho três”."
+    )
+    await expect(page.locator("#log")).to_contain_text("Você sinalizou ao parceiro: “Tenho três”.")
+
+
+async def test_names_under_the_cards_wrap_and_the_mazo_drops_my_cards(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.ARGENTINO, 4), first_dealer=1)
+    hands = [["7S", "6S", "AD"], ["5H", "4H", "KC"], ["AC", "QD", "KS"], ["2C", "JD", "4C"]]
+    state, _ = start_hand(state, dealt(1, hands))
+    partner = "bartolomeu_de_gusmao_24"
+    # my partner (a person with a long name) leads, seat 3 plays, then I go to the mazo
+    table = ReviewTable(state, seat=0, names=["mazo_0", "b1", partner, "b3"], people={2},
+                        script=[[Action(1, ActionKind.PLAY, card=parse_card("5H"))]])
+    page = await open_review_table(live_server, browser, table, "mazo_0")
+    assert table.ws is not None
+    table.play(table.ws, Action(2, ActionKind.PLAY, card=parse_card("AC")))
+    table.play(table.ws, Action(3, ActionKind.PLAY, card=parse_card("2C")))
+    # the partner's whole name under the card, wrapped rather than cut
+    await expect(page.locator("#rounds")).to_contain_text(f"{partner} (parceiro)")
+    clipped = await page.eval_on_selector_all(
+        "#rounds .play small", "(nodes) => nodes.filter((n) => n.scrollWidth > n.clientWidth)"
+        ".map((n) => n.textContent)",
+    )
+    assert clipped == []
+    await page.get_by_role("button", name="Ir al mazo").click()
+    # my dropped cards are gone from "Suas cartas", and it says why
+    await expect(page.locator("#folded-note")).to_be_visible()
+    await expect(page.locator("#folded-note")).to_have_text(
+        "Você foi al mazo: suas cartas foram descartadas nesta mão."
+    )
+    await expect(page.locator("#my-hand .card")).to_have_count(0)
+    await expect(page.locator("#players")).to_contain_text("foi al mazo")
+
+
+async def test_a_1x1_table_has_no_teams_in_its_seats(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "sozinho_1")
+    await create_table(page, "mineiro", 2, "private")
+    await expect(page.locator("#seat-list")).to_contain_text("Lugar 2: livre")
+    await expect(page.locator("#seat-list")).not_to_contain_text("dupla")
+
+
+async def test_a_training_hand_names_the_bot_and_its_missing_entropy(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "robo_1")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#players")).to_contain_text("Robô 2")
+    hand = await play_hand(page, Policy())
+    await page.goto(live_server.url(f"/h/{table_id}/{hand}"))
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "ok")
+    bot = page.locator('#rec-contributions li[data-seat="1"]')
+    await expect(bot).to_have_text("Lugar 2: robô: não envia entropia")
+    await expect(page.locator('#rec-contributions li[data-seat="0"]')).to_contain_text("a minha")
