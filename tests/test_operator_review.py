@@ -21,7 +21,6 @@ from yarl import URL
 from server.accounts import Role, set_role
 from server.app import POOL
 from server.clock import Timer, VirtualClock
-from server.live.model import TableKind
 from server.live.table import ms
 from server.ranked import ledger, review
 from tests.conftest import AppFactory
@@ -39,23 +38,8 @@ from tests.test_live_helpers import (
 )
 from tests.test_ranked_http import House, settle_abandonment
 from tests.test_ranked_http import house as house  # the fixture
+from tests.test_ranked_live import STAKE, _ids, _launch
 from truco import Variant
-
-STAKE = 50
-
-
-async def _ids(live: Live, *names: str) -> list[int]:
-    rows = await live.app[POOL].fetch(
-        "SELECT id, name FROM users WHERE name = ANY($1::text[])", list(names))
-    ids = {row["name"]: row["id"] for row in rows}
-    return [ids[name] for name in names]
-
-
-async def _launch(live: Live, users: list[int]) -> str:
-    """A ranked 1v1 table as the ranked service opens it: launched, then its stakes held."""
-    tid = await live.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, STAKE)
-    await ledger.hold_stakes(live.app[POOL], f"ranked:{tid}:1", users, STAKE)
-    return tid
 
 
 async def _page(player: Player, path: str, **kwargs: Any) -> tuple[int, str]:

@@ -309,7 +309,7 @@ _E = TypeVar("_E", bound=StrEnum)
 
 def _fields(obj: object, path: str, required: Sequence[str]) -> Mapping[str, Any]:
     if not isinstance(obj, dict):
-        raise RecordError(path, f"expected an object, got {_json_type(obj)}")
+        raise RecordError(path, f"expected an object, got {json_type(obj)}")
     if len(obj) == len(required) and obj.keys() >= _key_set(required):
         return obj  # exactly the required keys (the common case, checked at C speed)
     missing = [key for key in required if key not in obj]
@@ -326,7 +326,8 @@ def _key_set(required: Sequence[str]) -> frozenset[str]:
     return frozenset(required)
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """What a parsed JSON value is, in words: `null`, `a string`, `an integer`, ..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -346,7 +347,7 @@ def _json_type(value: object) -> str:
 
 def _int(value: object, path: str, low: int, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise RecordError(path, f"expected an integer, got {_json_type(value)}")
+        raise RecordError(path, f"expected an integer, got {json_type(value)}")
     if not low <= value <= high:
         raise RecordError(path, f"{_quoted_int(value)} is outside {low}..{high}")
     return value
@@ -361,13 +362,13 @@ def _quoted_int(value: int) -> str:
 
 def _str(value: object, path: str) -> str:
     if not isinstance(value, str):
-        raise RecordError(path, f"expected a string, got {_json_type(value)}")
+        raise RecordError(path, f"expected a string, got {json_type(value)}")
     return value
 
 
 def _list(value: object, path: str, low: int, high: int) -> list[Any]:
     if not isinstance(value, list):
-        raise RecordError(path, f"expected a list, got {_json_type(value)}")
+        raise RecordError(path, f"expected a list, got {json_type(value)}")
     if not low <= len(value) <= high:
         size = f"exactly {low}" if low == high else f"{low}..{high}"
         raise RecordError(path, f"expected {size} entries, got {len(value)}")
@@ -481,7 +482,7 @@ def _table(value: object, path: str) -> str:
 def _version(obj: object, kind: RecordKind) -> None:
     """Version first: a record of another scheme version is refused as such, whatever it holds."""
     if not isinstance(obj, dict):
-        raise RecordError("$", f"expected an object, got {_json_type(obj)}")
+        raise RecordError("$", f"expected an object, got {json_type(obj)}")
     if "version" not in obj:
         raise RecordError("$", "missing field(s): version")
     version = obj["version"]
@@ -517,7 +518,7 @@ def _with_signature(fields: Sequence[str], signed: bool) -> tuple[str, ...]:
 def record_kind(obj: object) -> RecordKind:
     """What an entry of a chain file is, from its `kind` (RecordError when it has none)."""
     if not isinstance(obj, dict):
-        raise RecordError("$", f"expected an object, got {_json_type(obj)}")
+        raise RecordError("$", f"expected an object, got {json_type(obj)}")
     if "kind" not in obj:
         raise RecordError("$", "missing field(s): kind")
     return _enum(RecordKind, obj["kind"], "$.kind")

@@ -23,6 +23,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Final
 
+from truco.records import json_type
+
 HAND_LIMIT_BYTES: Final = 1 << 20  # 1 MiB: a hand record is a few kB
 CHAIN_LIMIT_BYTES: Final = 64 << 20  # 64 MiB: tens of thousands of hands
 # The whole fetch of a URL (connection, redirects, headers and body) must end within this.
@@ -337,23 +339,6 @@ def _decode(data: bytes, where: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{where}: not UTF-8 text (byte {exc.start})") from None
-
-
-def json_type(value: object) -> str:
-    """What a parsed JSON value is, in words: `null`, `a string`, `an integer`, ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _cut_off(text: str, pos: int, message: str) -> bool:
