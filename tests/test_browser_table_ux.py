@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     screenshot,
     signup,
 )
-from tests.test_browser_views import TABLE_ID, EngineTable, dealt
+from tests.test_browser_views import TABLE_ID, EngineTable, dealt, open_table
 from truco import (
     Action,
     ActionKind,
@@ -114,22 +113,6 @@ class ReviewTable(EngineTable):
         self.push({"type": "table", "table": {**self.table_json(), "you": None}})
 
 
-async def open_review_table(
-    live: LiveServer, browser: Browser, table: ReviewTable, user: str,
-    viewport: dict[str, int] | None = None,
-) -> Page:
-    page = await new_page(browser, live, viewport)
-    await signup(page, live, user)
-    handler: Callable[[WebSocketRoute], None] = lambda ws: ws.on_message(  # noqa: E731
-        lambda text: table.on_message(ws, text)
-    )
-    await page.route_web_socket("**/ws/tables/**", handler)
-    await page.goto(live.url(f"/t/{TABLE_ID}"))
-    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
-    await expect(page.locator("#board")).to_be_visible()
-    return page
-
-
 async def usable_buttons(page: Page) -> list[str]:
     return list(await page.eval_on_selector_all(
         "#my-hand button, #actions button",
@@ -164,7 +147,7 @@ async def test_a_match_ended_by_abandonment_mid_hand_leaves_no_live_table(
     state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
     # my turn, my clock running, and the clock already acted for me (absent)
     table = ReviewTable(state, seat=0, names=["aban_0", "bot"], absent=[0])
-    page = await open_review_table(live_server, browser, table, "aban_0", PHONE)
+    page = await open_table(live_server, browser, table, "aban_0", PHONE)
     await expect(page.locator("#my-clock")).to_be_visible()
     await expect(page.locator("#notice")).to_be_visible()
     assert (await page.title()).startswith("(Sua vez)")
@@ -191,7 +174,7 @@ async def test_the_event_log_is_unnumbered_newest_first(
     state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
     table = ReviewTable(state, seat=0, names=["log_0", "bot"],
                         script=[[Action(1, ActionKind.PLAY, card=parse_card("2H"))]])
-    page = await open_review_table(live_server, browser, table, "log_0")
+    page = await open_table(live_server, browser, table, "log_0")
     await page.get_by_role("button", name="Jogar 3 de paus").click()
     await expect(page.locator("#log li")).not_to_have_count(0)
     style = await page.eval_on_selector("#log", """(log) => ({
@@ -238,7 +221,7 @@ async def test_the_focus_never_moves_by_itself_onto_a_raise(
     # I lead the zap; the bot asks for truco before its card
     table = ReviewTable(state, seat=0, names=["foco_0", "bot"],
                         script=[[Action(1, ActionKind.RAISE)], []])
-    page = await open_review_table(live_server, browser, table, "foco_0")
+    page = await open_table(live_server, browser, table, "foco_0")
     await page.get_by_role("button", name="Jogar 4 de paus").focus()
     await page.keyboard.press("Enter")
     accept = page.locator('#actions button[data-action="accept"]')
@@ -266,7 +249,7 @@ async def test_argentino_envido_by_name_with_its_worth_and_totals(
     state, _ = start_hand(state, dealt(1, [["7S", "6S", "AD"], ["5H", "4H", "KC"]]))
     table = ReviewTable(state, seat=0, names=["nombre_0", "bot"],
                         script=[[Action(1, ActionKind.ENVIDO)], [], []])
-    page = await open_review_table(live_server, browser, table, "nombre_0")
+    page = await open_table(live_server, browser, table, "nombre_0")
     await page.get_by_role("button", name="Envido", exact=True).click()
     request = page.locator("#request")
     await expect(request).to_contain_text("Robô 2 cantou envido (envido, envido).")
@@ -300,7 +283,7 @@ async def test_argentino_words_for_a_declined_truco(
     state, _ = start_hand(state, dealt(1, [["7S", "6S", "AD"], ["5H", "4H", "KC"]]))
     table = ReviewTable(state, seat=0, names=["palabra_0", "bot"],
                         script=[[Action(1, ActionKind.DECLINE)]])
-    page = await open_review_table(live_server, browser, table, "palabra_0")
+    page = await open_table(live_server, browser, table, "palabra_0")
     await page.get_by_role("button", name="Truco! (vale 2)").click()
     await expect(page.locator("#log")).to_contain_text(
         "Robô 2 disse no quiero: o outro lado marca 1 ponto."
@@ -318,7 +301,7 @@ async def test_bots_are_told_apart_by_seat_in_a_2v2(
     hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
     state, _ = start_hand(state, dealt(3, hands, "7C"))
     table = ReviewTable(state, seat=0, names=["quatro_0", "bot", "bot", "bot"], script=[[]])
-    page = await open_review_table(live_server, browser, table, "quatro_0")
+    page = await open_table(live_server, browser, table, "quatro_0")
     players = page.locator("#players")
     for name in ("Robô 2", "Robô 3 (parceiro)", "Robô 4"):
         await expect(players).to_contain_text(name)
@@ -337,7 +320,7 @@ async def test_the_absent_notice_says_when_the_match_is_lost(
         state, _ = start_hand(state, dealt(3, hands, "7C"))
         table = ReviewTable(state, seat=0, names=[user, "b1", "b2", "b3"], kind=kind,
                             absent=[0])
-        page = await open_review_table(live_server, browser, table, user)
+        page = await open_table(live_server, browser, table, user)
         await expect(page.locator("#notice")).to_contain_text(
             f"Se o relógio agir por você {limit} vezes seguidas, a sua dupla perde a partida"
             " por abandono."
@@ -353,7 +336,7 @@ async def test_a_partner_signal_sent_is_confirmed(
     state, _ = start_hand(state, dealt(3, hands, "7C"))
     table = ReviewTable(state, seat=0, names=["sinal_0", "b1", "b2", "b3"],
                         signals=[{"code": "tres", "label": "Tenho três"}])
-    page = await open_review_table(live_server, browser, table, "sinal_0")
+    page = await open_table(live_server, browser, table, "sinal_0")
     # the signal shows nowhere else on my page: once the server took it, it is said so
     await page.get_by_role("button", name="Tenho três").click()
     await expect(page.locator("#signal-sent")).to_have_text(
@@ -372,7 +355,7 @@ async def test_names_under_the_cards_wrap_and_the_mazo_drops_my_cards(
     # my partner (a person with a long name) leads, seat 3 plays, then I go to the mazo
     table = ReviewTable(state, seat=0, names=["mazo_0", "b1", partner, "b3"], people={2},
                         script=[[Action(1, ActionKind.PLAY, card=parse_card("5H"))]])
-    page = await open_review_table(live_server, browser, table, "mazo_0")
+    page = await open_table(live_server, browser, table, "mazo_0")
     assert table.ws is not None
     table.play(table.ws, Action(2, ActionKind.PLAY, card=parse_card("AC")))
     table.play(table.ws, Action(3, ActionKind.PLAY, card=parse_card("2C")))

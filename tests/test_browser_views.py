@@ -121,9 +121,10 @@ class EngineTable:
 
 
 async def open_table(
-    live: LiveServer, browser: Browser, table: EngineTable, user: str
+    live: LiveServer, browser: Browser, table: EngineTable, user: str,
+    viewport: dict[str, int] | None = None,
 ) -> Page:
-    page = await new_page(browser, live)
+    page = await new_page(browser, live, viewport)
     await signup(page, live, user)
     handler: Callable[[WebSocketRoute], None] = lambda ws: ws.on_message(  # noqa: E731
         lambda text: table.on_message(ws, text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import socketserver
@@ -388,9 +389,17 @@ def http_root(tmp_path: Path) -> Iterator[str]:
     (tmp_path / "chain.json").write_text(json.dumps(load_vectors("chain.json")["entries"]))
     (tmp_path / "big.json").write_bytes(b" " * (HAND_LIMIT_BYTES + 10))
 
+    with serve_folder(tmp_path) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_folder(root: Path) -> Iterator[str]:
+    """A local HTTP server of the files under `root`, quiet, for as long as the block runs."""
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(tmp_path), **kwargs)
+            super().__init__(*args, directory=str(root), **kwargs)
 
         def log_message(self, format, *args):
             pass

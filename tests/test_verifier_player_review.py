@@ -7,16 +7,15 @@ wording, non-http URLs, misleading chain reasons, and a seed chain re-anchored e
 from __future__ import annotations
 
 import copy
-import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.test_verifier_cli import serve_folder
 from truco.fairness import draw_first_dealer, seed_chain
 from truco.records import (
     GENESIS_HASH,
@@ -75,22 +74,8 @@ def served(tmp_path: Path, table: Any) -> Iterator[str]:
         (tmp_path / "tables" / name).mkdir(parents=True)
         (tmp_path / "tables" / name / "chain").write_text(json.dumps(list(chain.records)))
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, directory=str(tmp_path), **kwargs)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_folder(tmp_path) as url:
+        yield url
 
 
 def test_a_record_served_for_another_hand_fails(capsys, served):
