@@ -8,6 +8,7 @@ import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -219,13 +220,16 @@ def _postmaster_pid(pgdata: Path, pid: int) -> Path:
 
 def _fake_postgres(where: Path, pgdata: Path) -> subprocess.Popen[bytes]:
     """A live process named `postgres` whose command line serves `pgdata`."""
-    script = where / "postgres"
+    # a script of its own: a shell reads its script as it runs, so rewriting one shared file
+    # for the next fake could leave this one reading nothing (and exiting at once)
+    script = Path(tempfile.mkdtemp(dir=where)) / "postgres"
     script.write_text("#!/bin/sh\nsleep 60\n")
     script.chmod(0o755)
     # its own process group: the shell's `sleep` goes with it (`_end`)
     process = subprocess.Popen([str(script), "-D", str(pgdata)], start_new_session=True)
-    for _ in range(500):  # until the shell runs the script (under its name)
-        if psutil.Process(process.pid).name() == "postgres":
+    for _ in range(500):  # until the shell runs the script, under its name, and sleeps
+        shell = psutil.Process(process.pid)
+        if shell.name() == "postgres" and shell.children():
             return process
         time.sleep(0.01)
     raise AssertionError("the fake postgres did not start")
