@@ -14,7 +14,6 @@ message in pt-BR on the page (forms, which work without JavaScript).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from server.ranked.service import (
     RankedError,
     RankedService,
     hand_ids,
+    loaded_evidence,
     queue_key,
 )
 from server.ranked.service import setup as setup_service
@@ -1166,7 +1166,7 @@ async def live_record_page(request: web.Request) -> web.StreamResponse:
         row = await get_abandonment_row(_pool(request), abandonment_id)
     if row is None:
         return _not_found(request)
-    evidence = [e for e in _loaded_evidence(row["evidence"]) if isinstance(e, Mapping)]
+    evidence = loaded_evidence(row["evidence"])
     hands = sorted({e["hand"] for e in evidence if _is_int(e.get("hand"))})
     started = await _pool(request).fetchval(
         "SELECT players FROM live_matches WHERE table_id = $1 AND number = $2",
@@ -1189,11 +1189,6 @@ async def live_record_page(request: web.Request) -> web.StreamResponse:
         consequences=CONSEQUENCE_PT,
         never_connected=not any(e.get("kind") in ("connected", "disconnected")
                                 for e in evidence))
-
-
-def _loaded_evidence(text: object) -> list[Any]:
-    loaded = json.loads(text) if isinstance(text, str) else text
-    return loaded if isinstance(loaded, list) else []
 
 
 async def audit_page(request: web.Request) -> web.StreamResponse:

@@ -450,7 +450,7 @@ class RankedService:
                 variant=Variant(match["variant"]), seats=match["seats"], users_by_seat=users,
                 termination=Termination(match["termination"]), winner_team=match["winner"],
                 forfeit_seat=forfeit, restart_overlap=match["restart_overlap"],
-                evidence=_evidence(match["evidence"]) if forfeit is not None else ())
+                evidence=loaded_evidence(match["evidence"]) if forfeit is not None else ())
         except StoreError:
             log.exception("ranked_settle_interrupted_failed", extra=extra)
             return
@@ -920,7 +920,8 @@ ORDER BY e.id
 """
 
 
-def _evidence(value: object) -> list[dict[str, Any]]:
+def loaded_evidence(value: object) -> list[dict[str, Any]]:
+    """An abandonment's evidence as stored (jsonb, as text or parsed): its items, each a dict."""
     loaded = json.loads(value) if isinstance(value, str) else value
     return [item for item in loaded if isinstance(item, dict)] if isinstance(loaded, list) else []
 
