@@ -55,13 +55,15 @@ class ReviewTable(EngineTable):
     kind: str = "training"
     status: str = "playing"
     absent: list[int] = field(default_factory=list)
+    automatic: list[int] = field(default_factory=list)
     people: set[int] = field(default_factory=set)
     signals: list[dict[str, str]] = field(default_factory=list)
     ws: WebSocketRoute | None = None
 
     def table_json(self) -> dict[str, Any]:
         out = super().table_json()
-        out.update(kind=self.kind, status=self.status)
+        out.update(kind=self.kind, status=self.status,
+                   abandon_limit=6 if self.kind in ("ranked", "arena") else 10)
         for player in out["players"]:
             player["bot"] = player["seat"] != self.seat and player["seat"] not in self.people
         return out
@@ -86,6 +88,7 @@ class ReviewTable(EngineTable):
                     "entropy_deadline_ms": None, "entropy_from": [self.seat]},
                 "view": self.my_view(), "pending": [] if over else self.deadlines(),
                 "absent": [] if over else self.absent,
+                "automatic": [] if over else self.automatic,
             }))
         elif message["type"] == "signal":
             ws.send(json.dumps({"type": "ack", "id": message["id"], "seq": None}))
@@ -319,12 +322,35 @@ async def test_the_absent_notice_says_when_the_match_is_lost(
         hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
         state, _ = start_hand(state, dealt(3, hands, "7C"))
         table = ReviewTable(state, seat=0, names=[user, "b1", "b2", "b3"], kind=kind,
-                            absent=[0])
+                            absent=[0], automatic=[0, 0, 0, 0])
         page = await open_table(live_server, browser, table, user)
-        await expect(page.locator("#notice")).to_contain_text(
+        notice = page.locator("#notice")
+        await expect(notice).to_contain_text(
             f"Se o relógio agir por você {limit} vezes seguidas, a sua dupla perde a partida"
             " por abandono."
         )
+        # each automatic action comes with the streak so far: the notice counts down
+        table.push({"type": "absent", "seat": 0, "absent": True, "automatic": 2})
+        await expect(notice).to_contain_text(
+            f"O relógio já agiu por você 2 vezes seguidas; se o tempo se esgotar mais {limit - 2}"
+            " vezes seguidas, a sua dupla perde a partida por abandono."
+        )
+        me = page.locator('#players li[data-seat="0"]')
+        await expect(me).to_contain_text(f"ausente (2 de {limit} ações automáticas)")
+        table.push({"type": "absent", "seat": 0, "absent": True, "automatic": limit - 1})
+        await expect(notice).to_contain_text(
+            f"O relógio já agiu por você {limit - 1} vezes seguidas: no próximo tempo esgotado,"
+            " a sua dupla perde a partida por abandono."
+        )
+        # another seat's absence is said once in the log, not at every automatic action
+        for count in (1, 2):
+            table.push({"type": "absent", "seat": 2, "absent": True, "automatic": count})
+        await expect(page.locator('#players li[data-seat="2"]')).to_contain_text(
+            f"ausente (2 de {limit} ações automáticas)")
+        await expect(page.locator("#log li", has_text="está ausente")).to_have_count(1)
+        table.push({"type": "absent", "seat": 0, "absent": False, "automatic": 0})
+        await expect(notice).to_be_hidden()
+        await expect(me).not_to_contain_text("ausente")
         await page.context.close()
 
 

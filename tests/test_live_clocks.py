@@ -89,7 +89,11 @@ async def test_absence_and_abandonment(live: Live, vclock: VirtualClock) -> None
         assert idle.over["termination"] == "abandonment"
         assert idle.over["forfeit_team"] == 0 and idle.over["winner"] == 1
         absents = [m for m in idle.received if m["type"] == "absent"]
-        assert [(m["seat"], m["absent"]) for m in absents] == [(0, True)]
+        # every automatic action is said with the streak so far, up to the forfeit
+        assert [(m["seat"], m["absent"], m["automatic"]) for m in absents] == [
+            (0, True, n) for n in range(1, 10)]
+        welcome = next(m for m in idle.received if m["type"] == "welcome")
+        assert welcome["table"]["abandon_limit"] == 10
         automatic = [e for m in idle.received if m["type"] == "update" for e in m["events"]
                      if e.get("automatic") and e.get("seat") == 0]
         assert len(automatic) == 9  # the 10th deadline is the forfeit itself
@@ -134,6 +138,18 @@ async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> 
         await drain(seat, react=True)  # entropy sent: dealt at once
         await run_clock(vclock, seat, 30.0,
                         lambda: any(m["type"] == "absent" for m in seat.received))
+        # two more automatic actions (2 s each once absent): each one said with the streak
+        await run_clock(vclock, seat, 10.0,
+                        lambda: sum(m["type"] == "absent" for m in seat.received) == 3)
+        assert [m["automatic"] for m in seat.received if m["type"] == "absent"] == [1, 2, 3]
+        # a client that comes (back) now reads the streak in its snapshot
+        other = await connect(ana, tid, 0)
+        try:
+            snapshot = await other.until("snapshot", react=False)
+            assert snapshot["absent"] == [0] and snapshot["automatic"] == [3, 0]
+            assert snapshot["table"]["abandon_limit"] == 10
+        finally:
+            await other.ws.close()
         assert seat.view is not None
         while not seat.view["legal"]:
             await vclock.advance(0.5)
@@ -145,7 +161,7 @@ async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> 
         await seat.react({"type": "update"})
         seat.autoplay = False
         back = await seat.until("absent", react=False)
-        assert back == {**back, "seat": 0, "absent": False}
+        assert back == {**back, "seat": 0, "absent": False, "automatic": 0}
 
         def next_deadlines() -> list[int]:
             return [p["deadline_ms"] for m in seat.received[mark:] if m["type"] == "update"

@@ -540,6 +540,7 @@ class TableActor:
             "you": you,
             "rematch": [i for i, s in enumerate(self.seats) if s.rematch],
             "invite": self.invite if you is not None else None,
+            "abandon_limit": abandon_limit(self.kind),
         }
 
     def _log(self, event: str, **fields: Any) -> None:
@@ -624,7 +625,13 @@ class TableActor:
             "view": None if self.state is None else view(self.state, audience),
             "pending": self._deadlines_json(),
             "absent": sorted(self.absent),
+            "automatic": [self.automatic_streak(seat) for seat in range(self.config.seats)],
         }
+
+    def automatic_streak(self, seat: int) -> int:
+        """The seat's automatic actions in a row so far (`abandon_limit` of them forfeit)."""
+        streak = self.streaks.get(seat)
+        return 0 if streak is None else streak.count
 
     # ----------------------------------------------------------------------------- sockets
 
@@ -1264,7 +1271,7 @@ class TableActor:
             seq = self._emit_update(events)
             metrics.action_latency.observe(time.perf_counter() - arrival)
         if back:
-            self._emit({"type": "absent", "seat": seat, "absent": False})
+            self._emit({"type": "absent", "seat": seat, "absent": False, "automatic": 0})
         return seq
 
     # ----------------------------------------------------------------------------- clocks
@@ -1422,7 +1429,6 @@ class TableActor:
                 return
             streak = self.streaks.setdefault(seat, Streak())
         metrics.automatic_actions.inc()
-        before = len(self.absent)
         self._ahead = True  # a failed write below re-reads the streak and absence (`_run`)
         self.absent.add(seat)
         streak.count += 1
@@ -1439,8 +1445,11 @@ class TableActor:
                          "late_ms": ms(now) - ms(deadline.at)})),
         )
         await self._apply(timeout, automatic=True, arrival=time.perf_counter(), extra=[evidence])
-        if len(self.absent) > before and self.status is TableStatus.PLAYING:
-            self._emit({"type": "absent", "seat": seat, "absent": True})
+        if seat in self.absent and self.status is TableStatus.PLAYING:
+            # every automatic action is said, with the streak so far: the players see how near
+            # the forfeit is (`abandon_limit` in the table's JSON)
+            self._emit({"type": "absent", "seat": seat, "absent": True,
+                        "automatic": self.automatic_streak(seat)})
 
     # ----------------------------------------------------------------------------- endings
 

@@ -52,6 +52,8 @@ const state = {
   handInfo: null,
   pending: [],
   absent: new Set(),
+  /** each seat's automatic actions in a row (`abandon_limit` of them forfeit the match) */
+  automatic: [],
   signals: [],
   offsetMs: 0, // server clock minus ours
   nextId: 1,
@@ -199,6 +201,7 @@ function handle(message) {
       state.viewHand = message.hand?.hand ?? null;
       state.pending = message.pending ?? [];
       state.absent = new Set(message.absent ?? []);
+      state.automatic = message.automatic ?? [];
       state.offsetMs = message.server_time_ms - Date.now();
       state.inFlight = null;
       if (state.view?.hand?.result && state.handInfo) {
@@ -247,11 +250,14 @@ function handle(message) {
       state.absent = new Set(message.absent ?? []);
       for (const event of message.events) describeEvent(event, message.view, message.hand);
       break;
-    case "absent":
+    case "absent": {
+      const already = state.absent.has(message.seat);
       if (message.absent) state.absent.add(message.seat);
       else state.absent.delete(message.seat);
-      if (message.absent) log(`${seatName(message.seat)} está ausente: as decisões são automáticas até voltar a jogar.`);
+      state.automatic[message.seat] = message.automatic ?? 0;
+      if (message.absent && !already) log(`${seatName(message.seat)} está ausente: as decisões são automáticas até voltar a jogar.`);
       break;
+    }
     case "hand_record":
       state.records.set(message.hand, message.url);
       state.recordChecks.set(message.hand, checkRecord(message.hand, message.url));
@@ -315,6 +321,7 @@ function caughtUp() {
 function endMatch(over) {
   state.pending = [];
   state.absent = new Set();
+  state.automatic = [];
   const view = state.view;
   const number = state.viewHand ?? state.table?.hand ?? null;
   const outcome = view?.outcome ?? { termination: over.termination, winner: over.winner };
@@ -899,10 +906,17 @@ function render() {
   const competitive = table.kind === "ranked" || table.kind === "arena";
   const notice = $("notice");
   notice.hidden = over || !(me && state.absent.has(state.seat));
-  // RULES.md, Clocks: 6 automatic actions in a row at ranked and arena tables, 10 elsewhere
-  const limit = competitive ? 6 : 10;
+  // RULES.md, Clocks: 6 automatic actions in a row at ranked and arena tables, 10 elsewhere; the
+  // server says its limit and the streak so far
+  const limit = table.abandon_limit ?? (competitive ? 6 : 10);
+  const done = me ? state.automatic[state.seat] ?? 0 : 0;
+  const loses = table.seats === 4 ? "a sua dupla perde" : "você perde";
   notice.textContent = notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas (2 s) até você jogar de novo. "
-    + `Se o relógio agir por você ${limit} vezes seguidas, ${table.seats === 4 ? "a sua dupla perde" : "você perde"} a partida por abandono.`;
+    + (done >= limit - 1
+      ? `O relógio já agiu por você ${done} vezes seguidas: no próximo tempo esgotado, ${loses} a partida por abandono.`
+      : done > 0
+        ? `O relógio já agiu por você ${done} ${done === 1 ? "vez" : "vezes"} seguidas; se o tempo se esgotar mais ${limit - done} vezes seguidas, ${loses} a partida por abandono.`
+        : `Se o relógio agir por você ${limit} vezes seguidas, ${loses} a partida por abandono.`);
   const rematch = $("rematch");
   rematch.hidden = competitive || table.status !== "finished" || state.seat === null
     || state.seat === undefined;
@@ -1046,7 +1060,11 @@ function renderPlayers(view) {
     if (hand && hand.dealer === seat) notes.push("dá as cartas");
     if (hand && hand.mano === seat) notes.push("mão");
     if (player && !player.in_hand) notes.push("foi al mazo");
-    if (state.absent.has(seat)) notes.push("ausente");
+    if (state.absent.has(seat)) {
+      const count = state.automatic[seat] ?? 0;
+      const limit = state.table?.abandon_limit;
+      notes.push(count && limit ? `ausente (${count} de ${limit} ações automáticas)` : "ausente");
+    }
     if (table && !table.bot && table.name !== null && !table.connected) notes.push("desconectado");
     const clock = pend.length ? el("span", { class: "clock", dataset: { deadline: pend[0].deadline_ms } }, `${secondsLeft(pend[0].deadline_ms)} s`) : null;
     return el("li", { class: `player${pend.length ? " acting" : ""}${seat === state.seat ? " me" : ""}`, dataset: { seat } },
