@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,9 +48,11 @@ MAX_BODY = 64 * 1024
 # a whole number written in ASCII digits, short enough for a PostgreSQL bigint: str.isdigit()
 # also takes "²" (which int() refuses) and int() refuses more than 4300 digits
 _ASCII_UINT = re.compile(r"[0-9]{1,18}")
-# PostgreSQL text cannot hold U+0000 (asyncpg: CharacterNotInRepertoireError): a NUL anywhere in
-# a request's text is refused at the door, before any view or query sees it
+# PostgreSQL text cannot hold U+0000 (asyncpg: CharacterNotInRepertoireError), and no UTF-8 can
+# hold a lone UTF-16 surrogate (JSON's "\ud800" parses to one; encoding it fails): either,
+# anywhere in a request's text, is refused at the door, before any view or query sees it
 NUL = "\x00"
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 BAD_CHARACTERS = "bad_characters"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -130,6 +133,27 @@ def csrf_token(request: web.Request) -> str:
     return accounts.csrf_token_for(request.app[CONFIG].cookie_key, request[_CSRF_COOKIE])
 
 
+def time_filter(value: object, what: str, *, end: bool = False) -> datetime | None:
+    """A filter bound: an ISO date (a whole day: the end bound is the next midnight) or time
+    (without a zone: UTC). Anything else, or a moment outside what PostgreSQL and Python both
+    hold once in UTC (`9999-12-31` as an end, `0001-01-01T00:00+14:00`), is a 400 `bad_filter`."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ApiError(400, "bad_filter", f"{what} must be an ISO 8601 date or time.")
+    try:
+        if len(value) == 10:
+            day = date.fromisoformat(value)
+            return datetime.combine(day + timedelta(days=1 if end else 0), datetime.min.time(), UTC)
+        moment = datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ApiError(400, "bad_filter",
+                       f"{what} must be an ISO 8601 date or time from year 1 to 9999.") from None
+
+
 def origin_allowed(request: web.Request) -> bool:
     """True when the Origin header is absent or names this server (or a configured origin)."""
     origin = request.headers.get("Origin")
@@ -142,13 +166,18 @@ def origin_allowed(request: web.Request) -> bool:
     return parts.netloc == request.host and parts.scheme in ("http", "https")
 
 
-def _has_nul(value: object) -> bool:
-    """True when a string anywhere in `value` (a parsed JSON value: keys too) holds a NUL."""
+def bad_text(text: str) -> bool:
+    """True when the text holds a NUL or a lone surrogate, which no text here may hold."""
+    return _BAD_TEXT.search(text) is not None
+
+
+def _has_bad_text(value: object) -> bool:
+    """True when a string anywhere in `value` (a parsed JSON value: keys too) is `bad_text`."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if NUL in item:
+            if bad_text(item):
                 return True
         elif isinstance(item, dict):
             stack.extend(item.keys())
@@ -158,14 +187,15 @@ def _has_nul(value: object) -> bool:
     return False
 
 
-def _refuse_nul(where: str) -> ApiError:
+def _refuse_bad_text(where: str) -> ApiError:
     return ApiError(400, BAD_CHARACTERS,
-                    f"The {where} holds a NUL character (U+0000), which no text here may hold.")
+                    f"The {where} holds a NUL character (U+0000) or a lone surrogate"
+                    " (U+D800-U+DFFF), which no text here may hold.")
 
 
 async def read_body(request: web.Request) -> dict[str, Any]:
     """The request's fields from a JSON object or a form; a clear 400 on anything else (a NUL
-    character in any text of it too: 400 `bad_characters`, nothing done)."""
+    character or a lone surrogate in any text of it too: 400 `bad_characters`, nothing done)."""
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise ApiError(413, "too_large", f"Request body over {MAX_BODY} bytes.")
     if request.content_type == "application/json":
@@ -176,8 +206,8 @@ async def read_body(request: web.Request) -> dict[str, Any]:
             raise ApiError(400, "bad_json", "Request body is not valid JSON.") from exc
         if not isinstance(body, dict):
             raise ApiError(400, "bad_json", "Request body must be a JSON object.")
-        if _has_nul(body):
-            raise _refuse_nul("request body")
+        if _has_bad_text(body):
+            raise _refuse_bad_text("request body")
         return body
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         form = await read_form(request)
@@ -189,16 +219,16 @@ async def read_body(request: web.Request) -> dict[str, Any]:
 
 async def read_form(request: web.Request) -> Mapping[str, object]:
     """The parsed form (`request.post()`); a malformed body or charset is a 400 `bad_form`,
-    a NUL character in a field's name or text a 400 `bad_characters`."""
+    a NUL character or a lone surrogate in a field's name or text a 400 `bad_characters`."""
     try:
         form = await request.post()
     except (ValueError, LookupError) as exc:
         # aiohttp: ValueError for a broken multipart body (no boundary, no parts, bytes that
         # are not the charset's), LookupError for an unknown charset
         raise ApiError(400, "bad_form", "Request body is not a valid form.") from exc
-    if any(NUL in key or (isinstance(value, str) and NUL in value)
+    if any(bad_text(key) or (isinstance(value, str) and bad_text(value))
            for key, value in form.items()):
-        raise _refuse_nul("form")
+        raise _refuse_bad_text("form")
     return form
 
 
@@ -234,8 +264,9 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         if exc.error_code == BAD_CHARACTERS and (_is_browser_form(request)
                                                  or _wants_page(request)):
             page = _error_page(request, 400, "Caractere inválido",
-                               "O texto enviado tem um caractere nulo (U+0000), que não é "
-                               "aceito. Apague-o e tente de novo; nada foi alterado.")
+                               "O texto enviado tem um caractere que não é aceito (um nulo, "
+                               "U+0000, ou um substituto UTF-16 isolado). Apague-o e tente de "
+                               "novo; nada foi alterado.")
             if page is not None:
                 return page
         raise
@@ -313,12 +344,12 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 @web.middleware
 async def text_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A NUL character in the path or the query string is refused (400 `bad_characters`) before
-    any view runs: the views pass those texts to PostgreSQL, which cannot hold one. (Bodies are
-    checked where they are read: `read_body`, `read_form`.)"""
-    if NUL in request.path or any(NUL in key or NUL in value
-                                  for key, value in request.query.items()):
-        raise _refuse_nul("address")
+    """A NUL character (or a lone surrogate) in the path or the query string is refused (400
+    `bad_characters`) before any view runs: the views pass those texts to PostgreSQL, which cannot
+    hold one. (Bodies are checked where they are read: `read_body`, `read_form`.)"""
+    if bad_text(request.path) or any(bad_text(key) or bad_text(value)
+                                     for key, value in request.query.items()):
+        raise _refuse_bad_text("address")
     return await handler(request)
 
 

@@ -426,7 +426,7 @@ async def test_a_nul_character_is_refused_everywhere_and_changes_nothing(house: 
         assert resp.status == 400, (resp.url, await resp.text())
         if page:
             assert resp.content_type == "text/html"
-            assert "caractere nulo" in await resp.text()
+            assert "caractere que não é aceito" in await resp.text()
         else:
             assert (await resp.json())["error"] == "bad_characters"
 
@@ -478,6 +478,49 @@ async def test_a_nul_character_is_refused_everywhere_and_changes_nothing(house: 
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
     # and the same requests without the NUL are served as before
     assert (await op.get("/api/ranked/operator/abandonments?player=bia")).status == 200
+
+
+async def test_a_lone_surrogate_is_refused_like_a_nul(house: House) -> None:
+    """JSON's "\\ud800" parses to a text no UTF-8 can hold: it was a 500 wherever it reached the
+    database or an encoding (a security review found seven such routes)."""
+    op = await house.player("judge", operator=True)
+    ana, bia = await house.players("ana", "bia")
+    record = (await settle_abandonment(house, "00000000000000ba", [ana.id, bia.id], 1)).record
+    bad = "a\ud800b"
+    private = await ana.post("/api/tables", {"variant": "paulista", "seats": 2,
+                                             "kind": "private"})
+    assert private.status == 201
+    table_id = (await private.json())["table"]["id"]
+    users = await house.pool.fetchval("SELECT count(*) FROM users")
+    attempts = await house.pool.fetchval("SELECT count(*) FROM login_attempts")
+    anonymous = house.client
+    token = (await (await anonymous.get("/api/session")).json())["csrf"]
+    requests = [
+        (anonymous, "/api/login", {"name": bad, "password": "whatever1"}),
+        (anonymous, "/login", {"name": bad, "password": "whatever1"}),
+        (anonymous, "/api/register", {"name": "surr0gate", "password": f"Qz8!pp-Lm3{bad}"}),
+        (bia, f"/api/tables/{table_id}/join", {"invite": bad}),
+        (bia, "/api/ranked/queue", {"variant": "paulista", "seats": 4, "partner": bad}),
+        (bia, f"/api/me/abandonments/{record.id}/appeal", {"text": bad}),
+        (op, f"/api/ranked/operator/abandonments/{record.id}/decision",
+         {"decision": "uphold", "note": bad}),
+    ]
+    for who, path, body in requests:
+        if who is anonymous:
+            resp = await anonymous.post(path, json=body, headers={"X-CSRF-Token": token})
+        else:
+            resp = await who.post(path, body)
+        assert resp.status == 400, (path, await resp.text())
+        assert (await resp.json())["error"] == "bad_characters", path
+    # nothing changed
+    assert await house.pool.fetchval("SELECT count(*) FROM users") == users
+    assert await house.pool.fetchval("SELECT count(*) FROM login_attempts") == attempts
+    assert (await review.get_record(house.pool, record.id)).status.value == "pending"
+    assert (await review.get_record(house.pool, record.id)).appeal_text is None
+    assert (await bia.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    seated = await house.pool.fetchval(
+        "SELECT count(*) FROM live_seats WHERE table_id = $1 AND user_id IS NOT NULL", table_id)
+    assert seated == 1
 
 
 @pytest.mark.parametrize("path", ["/operator/abandonments/1%00", "/api/tables/a%00b"])

@@ -591,9 +591,12 @@ async def test_operator_filters_the_review_queue(house: House) -> None:
     assert await ids(f"?since={day}&until={day}") == [2, 1]
     assert await ids("?since=" + quote(house.now().isoformat())) == [2]
     assert await ids("?until=2020-01-01") == []
-    for bad in ("?status=lost", "?since=yesterday", "?kind=private", "?before=x"):
+    for bad in ("?status=lost", "?since=yesterday", "?kind=private", "?before=x",
+                "?until=9999-12-31", "?since=0001-01-01T00:00:00%2B14:00"):
         resp = await op.get("/api/ranked/operator/abandonments" + bad)
         assert resp.status == 400, bad
+    for bad in ("?until=9999-12-31", "?list=free&since=0001-01-01T00:00:00%2B14:00"):
+        assert (await op.get("/operator/abandonments" + bad)).status == 400, bad
     page = await op.get("/operator/abandonments?player=caio")
     text = await page.text()
     assert "Registro 2" in text and "Registro 1" not in text

@@ -9,13 +9,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from typing import Any
 
 from aiohttp import web
 
-from server.app import POOL, ApiError, ascii_uint, read_body, require_operator, require_user
+from server.app import (
+    POOL,
+    ApiError,
+    ascii_uint,
+    read_body,
+    require_operator,
+    require_user,
+    time_filter,
+)
 from server.live.house import House
 from server.live.model import LiveError, TableKind, TableStatus
 from server.live.table import TableActor, ms
@@ -241,16 +249,6 @@ async def table_chain(request: web.Request) -> web.StreamResponse:
 
 # --- operators --------------------------------------------------------------------------------
 
-def _when(value: str | None, name: str) -> datetime | None:
-    if value is None or value == "":
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ApiError(400, "bad_filter", f"{name} must be an ISO 8601 date or time") from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def review_link(record_id: int | None) -> dict[str, Any] | None:
     """Where the review record of an abandonment is (its own id: another numbering)."""
     if record_id is None:
@@ -371,7 +369,8 @@ async def list_abandonments(request: web.Request) -> web.StreamResponse:
         request.app[POOL], player=query.get("player") or None,
         variant=check_variant(query["variant"]) if query.get("variant") else None,
         kind=check_kind(query["kind"]) if query.get("kind") else None,
-        since=_when(query.get("since"), "since"), until=_when(query.get("until"), "until"),
+        since=time_filter(query.get("since"), "since"),
+        until=time_filter(query.get("until"), "until", end=True),
         penalty_free=query.get("penalty") == "none")
     return web.json_response({"abandonments": [_abandonment_json(r, False) for r in rows]})
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
@@ -32,6 +32,7 @@ from server.app import (
     current_user,
     read_body,
     require_operator,
+    time_filter,
 )
 from server.app import require_user as api_require_user
 from server.live.api import (
@@ -357,20 +358,6 @@ async def _standing(request: web.Request, user: User) -> dict[str, Any]:
     }
 
 
-def _parse_time(value: object, what: str, *, end: bool = False) -> datetime | None:
-    """A filter bound: an ISO date (a whole day: the end bound is the next midnight) or time."""
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ApiError(400, "bad_filter", f"{what} must be an ISO 8601 date or time.")
-    try:
-        if len(value) == 10:
-            day = date.fromisoformat(value)
-            return datetime.combine(day + timedelta(days=1 if end else 0), time(), UTC)
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise ApiError(400, "bad_filter", f"{what} must be an ISO 8601 date or time.") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,8 +394,8 @@ class Filters:
             seats=None if seats is None else int(seats),
             kind=choice("kind", KIND_PT),
             appealed=None if appealed is None else appealed == "yes",
-            since=_parse_time(query.get("since"), "since"),
-            until=_parse_time(query.get("until"), "until", end=True),
+            since=time_filter(query.get("since"), "since"),
+            until=time_filter(query.get("until"), "until", end=True),
             before=_int(query.get("before"), "before"),
             raw={k: v for k, v in query.items() if k != "before"},
         )
