@@ -273,6 +273,9 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
     except web.HTTPException as exc:
         if exc.content_type == "application/json" or exc.status_code < 400:
             raise
+        if exc.status_code == 413:
+            # a body without Content-Length (chunked) over MAX_BODY, refused by aiohttp as read
+            raise ApiError(413, "too_large", f"Request body over {MAX_BODY} bytes.") from exc
         raise ApiError(exc.status_code, exc.reason.lower().replace(" ", "_"), exc.reason) from exc
     except Exception:
         # a backstop, not a way to answer bad input (every refusal is a 4xx raised above): log

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -117,7 +117,15 @@ async def test_malformed_bodies_get_clear_errors(client: Client) -> None:
     resp = await client.post("/api/login", data=b"[1, 2]", headers=headers)
     assert resp.status == 400
     resp = await client.post("/api/login", data=b"x" * 70_000, headers=headers)
-    assert resp.status == 413
+    assert resp.status == 413 and (await resp.json())["error"] == "too_large"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b"x" * 10_000
+
+    # no Content-Length (chunked): refused while read, with the same code
+    resp = await client.post("/api/login", data=chunks(), headers=headers)
+    assert resp.status == 413 and (await resp.json())["error"] == "too_large"
 
 
 async def test_a_stale_browser_form_gets_a_page_not_json(client: Client) -> None:

@@ -279,6 +279,7 @@ async def test_entropy_refusals(live: Live) -> None:
         hand = commitment["hand"]
         for hex_text, code in [("ABCD", "bad_entropy"), ("abc", "bad_entropy"),
                                ("", "bad_entropy"), ("zz", "bad_entropy"),
+                               ("abcd\n", "bad_entropy"),
                                ("ab" * 257, "bad_entropy"), (12, "bad_entropy")]:
             await ana.send({"type": "entropy", "id": "e", "hand": hand, "hex": hex_text})
             assert (await ana.until("error"))["error"] == code

@@ -100,7 +100,7 @@ log = logging.getLogger("barajamos.live.table")
 T = TypeVar("T")
 Audience = int | None  # a seat, or None: spectators
 Command = Callable[[], Awaitable[Any]]
-_HEX = re.compile(r"^(?:[0-9a-f]{2})+$")
+_HEX = re.compile(r"(?:[0-9a-f]{2})+")
 # actions kept for the clock at the end of a hand: enough automatic actions to finish any hand
 # (every card of 4 seats, plus declines)
 CLOCK_RESERVE = 24
@@ -984,7 +984,7 @@ class TableActor:
         if seat in taken:
             raise LiveError("entropy_duplicate", "You already sent entropy for this hand.")
         if (not isinstance(hex_text, str) or len(hex_text) > 2 * MAX_CONTRIBUTION_BYTES
-                or not _HEX.match(hex_text)):
+                or not _HEX.fullmatch(hex_text)):
             raise LiveError("bad_entropy", "Entropy is 1..256 bytes as lowercase hex.")
         return seat, bytes.fromhex(hex_text)
 

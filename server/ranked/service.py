@@ -56,7 +56,7 @@ from truco.variants import Variant
 
 log = logging.getLogger("barajamos.ranked")
 
-_TABLE_ID = re.compile(r"^[0-9a-f]{16}$")
+_TABLE_ID = re.compile(r"[0-9a-f]{16}")
 # a duo invitation not answered within this time lapses
 INVITATION_LIFETIME = 10 * 60.0
 # an arena lasts at most a day; an operator's typo should not open a year-long event
@@ -137,7 +137,7 @@ def _check_result(
         raise RankedError("bad_result", f"Unknown variant {variant!r}.")
     if seats not in (2, 4) or isinstance(seats, bool) or not isinstance(seats, int):
         raise RankedError("bad_result", "A table has 2 or 4 seats.")
-    if not isinstance(table_id, str) or not _TABLE_ID.match(table_id):
+    if not isinstance(table_id, str) or not _TABLE_ID.fullmatch(table_id):
         raise RankedError("bad_result", "A table id is 16 lowercase hex digits.")
     check_id(match_number, "match number", RankedError)
     users = tuple(check_id(u, "user", RankedError) for u in users_by_seat)

@@ -34,12 +34,12 @@ class StoreError(ValueError):
         self.message = message
 
 
-_MATCH_REF = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+_MATCH_REF = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
 def check_match(match_ref: object, error: type[StoreError] = StoreError) -> str:
     """A match reference as the live house names matches: 1 to 64 of [A-Za-z0-9_.:-]."""
-    if not isinstance(match_ref, str) or not _MATCH_REF.match(match_ref):
+    if not isinstance(match_ref, str) or not _MATCH_REF.fullmatch(match_ref):
         raise error("bad_match", "A match reference is 1 to 64 letters, digits or _.:-")
     return match_ref
 
