@@ -221,7 +221,8 @@ async def test_the_lobby_refresh_keeps_the_focus_in_my_tables(
     # every refusal the table socket can send has its own pt-BR text
     codes = [
         "in_doubt", "unavailable", "shutting_down", "action_limit", "bad_action", "bad_message",
-        "hello_first", "internal_error", "bad_form",
+        "hello_first", "internal_error", "bad_form", "too_many_tables",
+        "bad_characters",
     ]
     texts = await page.evaluate(
         """async (codes) => {

@@ -307,3 +307,33 @@ async def test_operator_abandonment_ids_are_ascii_digits(live: Live) -> None:
             assert (status, body["error"]) == (404, "abandonment_not_found"), text
     finally:
         await olga.close()
+
+
+async def test_one_player_cannot_fill_the_lobby_with_tables(live: Live) -> None:
+    # a security review created 2,000 training tables with one account in 4.5 s: the lobby's
+    # list (its first 200 open tables) then showed almost only those
+    ana, bia, caio = await players(live.base, "ana", "bia", "caio")
+    limit = live.house.settings.max_open_tables
+    training = {"variant": "paulista", "seats": 4, "kind": "training"}
+    try:
+        made = [await create_table(ana, "paulista", 4, "training") for _ in range(limit)]
+        tables = await live.app[POOL].fetchval("SELECT count(*) FROM live_tables")
+        for kind in ("training", "private"):
+            status, body = await ana.post("/api/tables", {**training, "kind": kind})
+            assert (status, body["error"]) == (409, "too_many_tables")
+        # refused: nothing written, and the others are not limited by ana's tables
+        assert await live.app[POOL].fetchval("SELECT count(*) FROM live_tables") == tables
+        mine = await create_table(bia, "paulista", 2, "training")
+        status, body = await caio.get("/api/tables")
+        assert status == 200 and mine["id"] in {t["id"] for t in body["tables"]}
+        # a table started or left no longer counts: ana may create one again
+        status, _ = await ana.post(f"/api/tables/{made[0]['id']}/start")
+        assert status == 200
+        status, _ = await ana.post(f"/api/tables/{made[1]['id']}/leave")
+        assert status == 200
+        await create_table(ana, "paulista", 2, "private")
+        await create_table(ana, "paulista", 2, "training")
+        status, body = await ana.post("/api/tables", training)
+        assert (status, body["error"]) == (409, "too_many_tables")
+    finally:
+        await _close(ana, bia, caio)

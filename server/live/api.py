@@ -105,8 +105,14 @@ async def create_table(request: web.Request) -> web.StreamResponse:
         raise LiveError("bad_kind", "kind is private or training (ranked and arena tables"
                         " come from the matchmaker)")
     assert kind is not None
-    actor = await house_of(request).create_table(
-        user.id, user.name, MatchConfig(variant, seats, mode), kind)
+    house = house_of(request)
+    waiting = sum(1 for actor in house.tables.values()
+                  if actor.status is TableStatus.OPEN and actor.seat_of(user.id) is not None)
+    if waiting >= house.settings.max_open_tables:
+        raise LiveError("too_many_tables",
+                        f"You already sit at {waiting} tables waiting for players: start or"
+                        " leave one of them first.", 409)
+    actor = await house.create_table(user.id, user.name, MatchConfig(variant, seats, mode), kind)
     return await _table_reply(actor, user.id, status=201)
 
 

@@ -87,6 +87,9 @@ class LiveSettings:
     # hands per seed chain before a new one is anchored
     chain_length: int = 1024
     list_limit: int = 200
+    # tables not yet started that one player may sit at when creating another: one player
+    # cannot fill the lobby's list (it shows `list_limit` open tables) with tables of their own
+    max_open_tables: int = 5
 
 
 def decision_seconds(config: Config, kind: TableKind) -> float:
