@@ -6,8 +6,11 @@
 - CSRF: every state-changing request carries a token (form field `csrf` or header
   `X-CSRF-Token`) equal to HMAC(cookie_key, the browser's CSRF cookie). A page on another site can
   neither read the cookie nor compute the token. The Origin header, when sent, must be ours.
-- Login attempts are recorded; too many failures for a name or from an address within
-  `RATE_WINDOW` answer 429 with Retry-After, before the password is even checked. An attempt is
+- Login attempts are recorded; too many failures within `RATE_WINDOW` answer 429 with
+  Retry-After, before the password is even checked: for one name from one address (5), for one
+  name from anywhere (50: guessing spread over addresses), or from one address (30: one address
+  trying many names). A stranger's wrong passwords from elsewhere lock the owner of a name out
+  only at the second limit, which takes ten addresses to reach. An attempt is
   counted (as a failure until its password proves right) atomically with that check, so
   concurrent attempts cannot all slip under the limit.
 """
@@ -33,7 +36,8 @@ SESSION_COOKIE = "barajamos_session"
 CSRF_COOKIE = "barajamos_csrf"
 SESSION_LIFETIME = timedelta(days=30)
 RATE_WINDOW = timedelta(minutes=15)
-MAX_FAILURES_PER_NAME = 5
+MAX_FAILURES_PER_PAIR = 5
+MAX_FAILURES_PER_NAME = 50
 MAX_FAILURES_PER_REMOTE = 30
 # use with fullmatch: `$` would also match before a trailing newline ("ana\n")
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]{3,24}")
@@ -178,6 +182,7 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
                            _LOCK_LOGIN_REMOTE, remote)
         failures = await conn.fetchrow(
             """SELECT
+                 count(*) FILTER (WHERE name_lower = $1 AND remote = $2) AS by_pair,
                  count(*) FILTER (WHERE name_lower = $1) AS by_name,
                  count(*) FILTER (WHERE remote = $2) AS by_remote
                FROM login_attempts
@@ -186,7 +191,8 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
             name_lower, remote, RATE_WINDOW,
         )
         assert failures is not None
-        if (failures["by_name"] >= MAX_FAILURES_PER_NAME
+        if (failures["by_pair"] >= MAX_FAILURES_PER_PAIR
+                or failures["by_name"] >= MAX_FAILURES_PER_NAME
                 or failures["by_remote"] >= MAX_FAILURES_PER_REMOTE):
             raise AccountError(
                 "rate_limited",

@@ -98,7 +98,7 @@ async def test_cross_origin_posts_are_refused(client: Client) -> None:
 async def test_bad_credentials_then_rate_limit(client: Client) -> None:
     token = await signup(client, "gil")
     await client.post("/api/logout", headers={"X-CSRF-Token": token})
-    for _ in range(accounts.MAX_FAILURES_PER_NAME):
+    for _ in range(accounts.MAX_FAILURES_PER_PAIR):
         resp = await client.post("/api/login", json={"name": "gil", "password": "wrong pass 1"},
                                  headers={"X-CSRF-Token": token})
         assert resp.status == 401
@@ -107,6 +107,41 @@ async def test_bad_credentials_then_rate_limit(client: Client) -> None:
     resp = await client.post("/api/login", json={"name": "gil", "password": "correct horse 42"},
                              headers={"X-CSRF-Token": token})
     assert resp.status == 429 and resp.headers["Retry-After"]
+
+
+async def test_a_name_locked_from_one_address_still_logs_in_from_another(
+    client: Client,
+) -> None:
+    # the limit was per name alone: five wrong passwords from anywhere locked its owner out
+    await signup(client, "gil")
+    await signup(client, "bob")
+    pool = client.app[POOL]
+
+    async def login(name: str, password: str, remote: str) -> str:
+        try:
+            await accounts.authenticate(pool, name, password, remote)
+        except accounts.AccountError as exc:
+            return exc.code
+        return "ok"
+
+    for _ in range(accounts.MAX_FAILURES_PER_PAIR):
+        assert await login("gil", "wrong pass 1", "10.0.0.1") == "bad_credentials"
+    assert await login("GIL", "correct horse 42", "10.0.0.1") == "rate_limited"
+    assert await login("gil", "correct horse 42", "10.0.0.2") == "ok"
+    # guessing spread over addresses: the name's own limit, over all of them
+    tried = accounts.MAX_FAILURES_PER_PAIR
+    for n in range(2, 100):
+        if tried >= accounts.MAX_FAILURES_PER_NAME:
+            break
+        for _ in range(accounts.MAX_FAILURES_PER_PAIR):
+            assert await login("gil", "wrong pass 1", f"10.0.1.{n}") == "bad_credentials"
+            tried += 1
+    assert await login("gil", "correct horse 42", "10.0.9.9") == "rate_limited"
+    # one address trying many names: the address's limit, for every name
+    for n in range(accounts.MAX_FAILURES_PER_REMOTE):
+        assert await login(f"nobody{n}", "wrong pass 1", "10.0.2.1") == "bad_credentials"
+    assert await login("bob", "correct horse 42", "10.0.2.1") == "rate_limited"
+    assert await login("bob", "correct horse 42", "10.0.2.2") == "ok"
 
 
 async def test_malformed_bodies_get_clear_errors(client: Client) -> None:
@@ -153,11 +188,11 @@ async def test_a_concurrent_burst_of_wrong_logins_gets_only_the_limit_checked(
         return resp.status
 
     statuses = await asyncio.gather(*(attempt(i) for i in range(30)))
-    assert statuses.count(401) == accounts.MAX_FAILURES_PER_NAME
-    assert statuses.count(429) == 30 - accounts.MAX_FAILURES_PER_NAME
+    assert statuses.count(401) == accounts.MAX_FAILURES_PER_PAIR
+    assert statuses.count(429) == 30 - accounts.MAX_FAILURES_PER_PAIR
     checked = await client.app[POOL].fetchval(
         "SELECT count(*) FROM login_attempts WHERE name_lower = 'gil'")
-    assert checked == accounts.MAX_FAILURES_PER_NAME
+    assert checked == accounts.MAX_FAILURES_PER_PAIR
     # and the right password now waits too
     resp = await client.post("/api/login", json={"name": "gil", "password": "correct horse 42"},
                              headers={"X-CSRF-Token": token})
