@@ -85,6 +85,13 @@ def account_error_pt(exc: AccountError, password: object) -> FormError:
     return FormError("name", "Não foi possível concluir o pedido. Tente de novo.")
 
 
+def decimal_pt(value: float, places: int = 1, sign: bool = False) -> str:
+    """A number as pt-BR writes it, with a decimal comma: "+162,3" (the jinja filter
+    `decimal_pt`). No thousands separator: the house writes ratings and chips as "1500"."""
+    text = f"{value:+.{places}f}" if sign else f"{value:.{places}f}"
+    return text.replace(".", ",")
+
+
 def render(
     request: web.Request, template: str, *, status: int = 200, **context: Any
 ) -> web.Response:
@@ -129,7 +136,11 @@ def _safe_next(value: object) -> str:
 
 
 async def home(request: web.Request) -> web.Response:
-    return render(request, "home.html", next=_safe_next(request.query.get("next")))
+    next_path = _safe_next(request.query.get("next"))
+    # sent here to log in first (a form posted after the session ended): say so, as the wall does
+    notice = ("Entre ou crie uma conta para ver esta página."
+              if next_path != "/" and current_user(request) is None else None)
+    return render(request, "home.html", next=next_path, notice=notice)
 
 
 async def _open_session(request: web.Request, user: User, next_path: str) -> web.Response:
@@ -196,7 +207,16 @@ async def table_page(request: web.Request) -> web.Response:
         return _table_not_found(request)
     if current_user(request) is None:
         return _login_wall(request)
-    return render(request, "table.html", table_id=table_id)
+    return render(request, "table.html", table_id=table_id, ranked_stake=_ranked_stake(request))
+
+
+def _ranked_stake(request: web.Request) -> int | None:
+    """The chips each player stakes at a ranked table (the resign warning says what is lost),
+    when the ranked service is set up."""
+    from server.ranked.service import RANKED_SETTINGS
+
+    settings = request.app.get(RANKED_SETTINGS)
+    return None if settings is None else settings.stake
 
 
 async def hand_page(request: web.Request) -> web.Response:
@@ -229,6 +249,7 @@ def setup(app: web.Application) -> None:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    app[JINJA].filters["decimal_pt"] = decimal_pt
     app.router.add_get("/", home, name="home")
     app.router.add_post("/signup", signup_form, name="signup_form")
     app.router.add_post("/login", login_form, name="login_form")

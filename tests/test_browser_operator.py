@@ -134,6 +134,17 @@ async def test_an_operator_overturns_an_appealed_abandonment(
     await player.reload()
     await expect(player.locator("#pause")).to_contain_text("Sem suspensão")
     await expect(player.locator("#chips-balance")).to_have_text("950")
+    # her page says the decision: what it means, the operator's note, what came back, and the
+    # annulled match
+    await expect(player.locator("#record-2-meaning")).to_contain_text("Revertido: a operação")
+    await expect(player.locator("#record-2-decision-1")).to_contain_text(
+        "Queda de energia confirmada.")
+    await expect(player.locator("#record-2-returned")).to_contain_text(
+        "50 fichas e +")
+    await expect(player.locator("#record-2-returned")).to_contain_text("suspensão retirada")
+    await expect(player.locator('li[data-match="ranked:00000000000000e2:1"]')).to_contain_text(
+        "anulada na revisão: pontos devolvidos")
+    assert await no_horizontal_scroll(player)
     for path in ("/ranked", "/leaderboard", "/arena", "/me"):
         await player.goto(live.url(path))
         await expect(player.get_by_role("navigation", name="Ranqueadas")).to_be_visible()

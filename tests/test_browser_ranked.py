@@ -19,8 +19,10 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     LiveServer,
     Policy,
     browser_fixture,
+    create_table,
     live_server_fixture,
     new_page,
+    play_hand,
     play_step,
     screenshot,
     signup,
@@ -46,11 +48,8 @@ async def queue_for(page: Page, live: LiveServer, seats: int, partner: str = "")
 
 
 async def follow_to_table(page: Page) -> str:
-    """The queue page reloads itself until the pairing opened the table; then to the table."""
-    link = page.get_by_role("link", name="Ir para a mesa")
-    await expect(link).to_be_visible()
-    await expect(page.locator("#queue-state")).to_have_attribute("data-state", "seated")
-    await link.click()
+    """The queue page follows the queue until the pairing opened the table, and then goes to
+    the table by itself."""
     await page.wait_for_url(re.compile(r"/t/[0-9a-f]{16}$"))
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
     return page.url.rsplit("/", 1)[1]
@@ -97,8 +96,9 @@ async def check_standing(page: Page, live: LiveServer, user: int, won: bool, sea
     fmt = "1x1" if seats == 2 else "2x2"
     await expect(shown).to_contain_text(f"Paulista {fmt}: {rating.rating:.0f} ± {rating.rd:.0f}")
     await expect(page.get_by_text("Vitória" if won else "Derrota", exact=True)).to_be_visible()
+    # the table's hands on a page for people (not the raw JSON chain)
     await expect(page.get_by_role("link", name="registros da mesa")).to_have_attribute(
-        "href", f"/tables/{table_id}/chain")
+        "href", f"/me/hands?table={table_id}")
 
 
 async def settled_once(live: LiveServer, table_id: str, seats: int) -> None:
@@ -195,3 +195,36 @@ async def test_a_duo_and_two_solo_players_play_a_ranked_2v2_to_the_payout(
     await settled_once(live, table_id, 4)
     for page, user, w in zip(pages, ids, won, strict=True):
         await check_standing(page, live, user, w, 4, table_id)
+
+
+PHONE_390 = {"width": 390, "height": 844}
+
+
+async def page_fits(page: Page, width: int) -> bool:
+    return bool(await page.evaluate(
+        "(width) => document.documentElement.scrollWidth <= width", width))
+
+
+async def test_my_hands_fits_a_phone_with_a_hand_listed(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """`/me/hands` at 390 px: the chain's offline command (a 64-hex key, the address) wraps
+    instead of widening the page; `?table=` shows that table's hands, as `/me` links them."""
+    live = live_server
+    page = await new_page(browser, live)
+    await signup(page, live, "fone_390")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    hand = await play_hand(page, Policy())
+    await page.set_viewport_size(PHONE_390)  # type: ignore[arg-type]
+    for path in ("/me/hands", f"/me/hands?table={table_id}"):
+        await page.goto(live.url(path))
+        listed = page.locator(f'#hands-list li[data-hand="{hand}"] a')
+        await expect(listed).to_have_attribute("href", f"/h/{table_id}/{hand}")
+        command = page.locator(f'#hands-list section[data-table="{table_id}"] code.cli-command')
+        await expect(command).to_contain_text("--key ")
+        assert await page_fits(page, 390), path
+        box = await command.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390, box
+    await expect(page.locator("#hands-list section")).to_have_count(1)
+    await screenshot(page, "my-hands-phone")

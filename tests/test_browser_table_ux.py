@@ -13,11 +13,15 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, Page, WebSocketRoute, expect
+from playwright.async_api import Browser, Dialog, Page, Route, WebSocketRoute, expect
 
+from server.accounts import register
+from server.app import PASSWORD_COST, POOL
+from server.ranked import ledger, ratings
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
     Policy,
@@ -44,6 +48,7 @@ from truco import (
 )
 
 PHONE = {"width": 390, "height": 844}
+ABANDONED = "abandono (ações automáticas demais ou saída no meio da partida)"
 VECTORS = Path(__file__).resolve().parent.parent / "verifier" / "vectors"
 
 
@@ -426,3 +431,162 @@ async def test_a_training_hand_names_the_bot_and_its_missing_entropy(
     bot = page.locator('#rec-contributions li[data-seat="1"]')
     await expect(bot).to_have_text("Lugar 2: robô: não envia entropia")
     await expect(page.locator('#rec-contributions li[data-seat="0"]')).to_contain_text("a minha")
+
+
+async def _fake_leave(page: Page, table: ReviewTable) -> None:
+    """The scripted table's `leave` answer (the real server does not know it): a 200 with the
+    table as the leaver sees it."""
+    async def answer(route: Route) -> None:
+        table.status = "finished"
+        body = {"table": {**table.table_json(), "you": None}}
+        await route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    await page.route(f"**/api/tables/{TABLE_ID}/leave", answer)
+
+
+async def _resign_warning(page: Page, *, accept: bool) -> str:
+    """Click `Desistir e sair da mesa`; the confirmation's words (accepted or dismissed)."""
+    said: list[str] = []
+
+    async def on_dialog(dialog: Dialog) -> None:
+        said.append(dialog.message)
+        await (dialog.accept() if accept else dialog.dismiss())
+
+    page.once("dialog", on_dialog)
+    await page.get_by_role("button", name="Desistir e sair da mesa").click()
+    for _ in range(100):
+        if said:
+            break
+        await page.wait_for_timeout(50)
+    assert len(said) == 1, said
+    return said[0]
+
+
+async def test_the_resign_warning_says_what_is_lost_and_the_lobby_says_it_was(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a player review: at a 1x1 ranked table it said "a sua dupla perde a partida" and nothing
+    # of the stake, the rating or the abandonment record; confirmed, the lobby said nothing
+    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    ranked = ReviewTable(state, seat=0, names=["desiste_r", "rival_r"], people={1},
+                         kind="ranked")
+    page = await open_table(live_server, browser, ranked, "desiste_r")
+    text = await _resign_warning(page, accept=False)
+    assert text.startswith("Sair agora é desistir: você perde a partida."), text
+    assert "dupla" not in text
+    assert "as 50 fichas apostadas e pontos na classificação" in text, text
+    assert "registro de abandono" in text and "7 dias" in text and "24 h" in text, text
+    await expect(page.locator("#resign")).to_be_visible()  # dismissed: still at the table
+    await _fake_leave(page, ranked)
+    await _resign_warning(page, accept=True)
+    await page.wait_for_url(re.compile(r"/\?left=ranked$"))
+    notice = page.locator("#left-notice")
+    await expect(notice).to_contain_text("Você saiu da mesa; a partida foi dada como perdida.")
+    await expect(notice.get_by_role("link", name="Voltar à fila ranqueada")).to_have_attribute(
+        "href", "/ranked")
+    await expect(notice.get_by_role("link", name="Ver pontos e fichas")).to_have_attribute(
+        "href", "/me")
+    await page.context.close()
+
+    # a 2x2 arena: the team loses, no chips or rating but the arena's own stakes
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    state4 = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
+    state4, _ = start_hand(state4, dealt(3, hands, "7C"))
+    arena = ReviewTable(state4, seat=0, names=["desiste_a", "b1", "b2", "b3"], people={1, 2, 3},
+                        kind="arena")
+    page = await open_table(live_server, browser, arena, "desiste_a")
+    text = await _resign_warning(page, accept=False)
+    assert text.startswith("Sair agora é desistir: a sua dupla perde a partida."), text
+    assert "Na arena" in text and "fichas" not in text and "registro de abandono" in text, text
+    await page.context.close()
+
+    # a training table: only the match is lost; the lobby says so, with no queue to go back to
+    training = ReviewTable(state, seat=0, names=["desiste_t", "bot"])
+    page = await open_table(live_server, browser, training, "desiste_t")
+    text = await _resign_warning(page, accept=False)
+    assert text == "Sair agora é desistir: você perde a partida. Sair mesmo?", text
+    await _fake_leave(page, training)
+    await _resign_warning(page, accept=True)
+    await page.wait_for_url(re.compile(r"/\?left=1$"))
+    await expect(page.locator("#left-notice")).to_have_text(
+        "Você saiu da mesa; a partida foi dada como perdida.")
+    await page.context.close()
+
+
+async def test_the_end_of_a_ranked_match_is_told_from_my_side_with_the_way_back(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a player review: on team 1, "Vitória! … Placar final: 0 x 12", unlabelled, team 0 first;
+    # only "Voltar às mesas" (the casual lobby); no rating or chips
+    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=(3, 9))
+    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    table = ReviewTable(state, seat=1, names=["rival_f", "fim_1"], people={0}, kind="ranked")
+    page = await open_table(live_server, browser, table, "fim_1")
+    # the match as the ranked service settles it: stakes held, paid to the winner, both rated
+    pool = live_server.app[POOL]
+    rival = await register(pool, "rival_f", "correct horse 42", live_server.app[PASSWORD_COST])
+    me = await pool.fetchval("SELECT id FROM users WHERE name = 'fim_1'")
+    ref = f"ranked:{TABLE_ID}:1"
+    await ledger.hold_stakes(pool, ref, [rival.id, me], 50)
+    table.abandon(0)  # the rival's team forfeits: I win
+    await ledger.pay_winners(pool, ref, [me])
+    changes = await ratings.rate_match(pool, ref, Variant.PAULISTA, 2, ([rival.id], [me]), 1,
+                                       datetime.now(UTC))
+    mine = next(c for c in changes if c.user_id == me)
+    score = table.state.score
+    text = page.locator("#match-over-text")
+    await expect(text).to_contain_text("Vitória!")
+    # my side first, each side named
+    await expect(text).to_contain_text(f"Placar final: Você {score[1]} x {score[0]} rival_f.")
+    box = page.locator("#match-over")
+    await expect(box.get_by_role("link", name="Voltar à fila ranqueada")).to_have_attribute(
+        "href", "/ranked")
+    await expect(box.get_by_role("link", name="Ver pontos e fichas")).to_have_attribute(
+        "href", "/me")
+    await expect(box.get_by_role("link", name="Voltar à arena")).to_be_hidden()
+    await expect(box.get_by_role("button", name="Revanche")).to_be_hidden()
+    def pt(value: float) -> str:
+        return f"{value:.1f}".replace(".", ",")
+
+    delta = mine.after.rating - mine.before
+    await expect(page.locator("#match-over-standing")).to_have_text(
+        f"Classificação: {pt(mine.before)} → {pt(mine.after.rating)} (+{pt(delta)})."
+        " Fichas: +50 (saldo 1050).")
+    # the log's final score is told from my side too
+    await expect(page.locator("#log")).to_contain_text(
+        f"Placar final: Você {score[1]} x {score[0]} rival_f.")
+    await page.context.close()
+
+
+async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names_at_1x1(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=(3, 9))
+    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    table = ReviewTable(state, seat=0, names=["arena_0", "rival_a"], people={1}, kind="arena")
+    page = await open_table(live_server, browser, table, "arena_0")
+    table.abandon(1)
+    box = page.locator("#match-over")
+    await expect(page.locator("#match-over-text")).to_contain_text(
+        f"Placar final: Você {table.state.score[0]} x {table.state.score[1]} rival_a.")
+    await expect(box.get_by_role("link", name="Voltar à arena")).to_have_attribute(
+        "href", "/arena")
+    await expect(box.get_by_role("link", name="Voltar à fila ranqueada")).to_be_hidden()
+    await expect(page.locator("#match-over-standing")).to_be_hidden()
+    await page.context.close()
+
+    # a spectator of a 1x1 (the review saw "Dupla A / Dupla B"): the players by name
+    watched = ReviewTable(state, seat=None, names=["ana_v", "bia_v"],  # type: ignore[arg-type]
+                          people={0, 1}, kind="ranked")
+    page = await open_table(live_server, browser, watched, "olho_v")
+    board = page.locator("#scoreboard")
+    await expect(board).to_contain_text("ana_v: 3")
+    await expect(board).to_contain_text("bia_v: 9")
+    await expect(board).not_to_contain_text("Dupla")
+    watched.abandon(0)
+    await expect(page.locator("#match-over-text")).to_have_text(
+        f"bia_v venceu — {ABANDONED}. Placar final: ana_v {watched.state.score[0]}"
+        f" x {watched.state.score[1]} bia_v.")
+    await expect(page.locator("#match-over")).not_to_contain_text("Dupla")
+    await page.context.close()

@@ -434,7 +434,10 @@ async def test_reload_mid_hand_recovers_the_table(
     assert "/t/" in page.url
     page.once("dialog", say_yes)
     await page.get_by_role("button", name="Desistir e sair da mesa").click()
-    await page.wait_for_url(live_server.url("/"))
+    # the lobby says the match was given up
+    await page.wait_for_url(live_server.url("/?left=1"))
+    await expect(page.locator("#left-notice")).to_have_text(
+        "Você saiu da mesa; a partida foi dada como perdida.")
 
 
 async def test_a_dropped_connection_reconnects_by_itself(

@@ -263,8 +263,8 @@ async def test_seats_must_be_an_int(live: Live) -> None:
 
 
 async def test_the_list_shows_no_open_ranked_table(live: Live) -> None:
-    # a finished ranked table goes back to open when a player leaves: it is the matchmaker's
-    # and cannot be joined (409), so the lobby list does not offer it
+    # a ranked table is the matchmaker's: even open (a launch not started yet) it cannot be
+    # joined (409), so the lobby list does not offer it (and a finished one never reopens)
     ana, bia = await players(live.base, "ana", "bia")
     try:
         ranked = await live.house.create_table(1, "ana", MatchConfig(Variant.PAULISTA, 2),

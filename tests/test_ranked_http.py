@@ -24,6 +24,7 @@ from server.clock import VirtualClock
 from server.live.model import TableKind
 from server.live.table import TableActor
 from server.live.writer import WriteRefused
+from server.pages import decimal_pt
 from server.ranked import http as ranked_http
 from server.ranked import ledger, ratings, review
 from server.ranked import service as ranked_service
@@ -449,7 +450,7 @@ async def test_my_standing_shows_ratings_matches_chips_and_records(house: House)
     assert "Registro " + str(record["id"]) in text and "950" in text
     assert (await house.client.get("/api/me/standing")).status == 401
     anonymous = await house.client.get("/me", allow_redirects=False)
-    assert anonymous.status == 303 and anonymous.headers["Location"] == "/?next=/me"
+    assert anonymous.status == 401 and 'name="next" value="/me"' in await anonymous.text()
 
 
 async def test_a_player_appeals_a_record_once(house: House) -> None:
@@ -551,7 +552,7 @@ async def test_operator_pages_refuse_players_anonymous_users_and_forged_csrf(
     assert record.id == 1
     for path in OPERATOR_PAGES:
         anonymous = await house.client.get(path, allow_redirects=False)
-        assert anonymous.status == 303 and anonymous.headers["Location"].startswith("/?next=")
+        assert anonymous.status == 401 and 'name="next"' in await anonymous.text()
         assert (await ana.get(path)).status == 403
         assert (await op.get(path)).status == 200
     for path in OPERATOR_API:
@@ -645,6 +646,112 @@ async def test_an_overturn_gives_back_rating_chips_and_pause_exactly_once(house:
     assert "Revertido" in await (await op.get("/operator/audit")).text()
 
 
+async def forfeit(house: House, table: str, users: Sequence[int], last: dict[str, Any]) -> Any:
+    """A staked ranked 1v1 on `table` that seat 1 lost by abandonment just now, its evidence
+    ending with the item the live house marks as the abandonment (`last`)."""
+    ref = f"ranked:{table}:1"
+    await ledger.hold_stakes(house.pool, ref, users, 50)
+    return await settle_match(
+        house.pool, table_id=table, match_number=1, kind=TableKind.RANKED, variant=P, seats=2,
+        users_by_seat=users, termination=Termination.ABANDONMENT, winner_team=0,
+        forfeit_seat=1, restart_overlap=False,
+        evidence=[*EVIDENCE, {"at_ms": 1_800_000_120_000, "seat": 1, **last,
+                              "abandonment": "forfeit"}],
+        started_at=house.now() - timedelta(minutes=10), ended_at=house.now())
+
+
+def pt(value: float, fmt: str = "{:+.1f}") -> str:
+    return fmt.format(value).replace(".", ",")
+
+
+async def test_my_page_explains_each_record_and_what_an_overturn_gave_back(
+    house: House,
+) -> None:
+    """`/me` (and `/api/me/standing`) say what made each record, the match's result, the
+    strike and the pause it set, the hands' pages, what the status means, the operator's note
+    once decided and what an overturn gave back; the reversal's rating row is dated at the
+    decision and the annulled match is marked; pt-BR decimals and plurals; no raw match codes
+    or raw JSON links."""
+    op = await house.player("judge", operator=True)
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    d1, d2, d3 = "00000000000000d1", "00000000000000d2", "00000000000000d3"
+    await forfeit(house, d1, [ana.id, bia.id], {"kind": "left", "hand": 2})
+    await house.clock.advance(600)
+    second = await forfeit(house, d2, [caio.id, bia.id], {"kind": "deadline", "hand": 5})
+    await house.clock.advance(600)
+    # a later match bia wins: the reversal starts from the rating she has then
+    await ratings.rate_match(house.pool, f"ranked:{d3}:1", P, 2, ([caio.id], [bia.id]), 1,
+                             house.now())
+    then = await ratings.rating_of(house.pool, bia.id, P, 2)
+    resp = await op.post(f"/operator/abandonments/{second.record.id}/decision",
+                         form={"decision": "overturn", "note": "Queda do provedor confirmada."})
+    assert resp.status == 303
+    decided = await review.get_record(house.pool, second.record.id)
+    assert decided.decided_at is not None
+    lost = second.changes[1].delta
+    standing = await bia.json("/api/me/standing")
+    newer, older = standing["abandonments"]
+    assert newer["id"] == second.record.id and newer["status"] == "overturned"
+    assert (newer["kind"], newer["trigger"], newer["strikes"], newer["pause_s"]) == (
+        "ranked", "automatic_actions", 2, 900)
+    assert newer["hand_pages"] == [f"/h/{d2}/3", f"/h/{d2}/4", f"/h/{d2}/5"]
+    assert newer["stake_lost"] == 50 and newer["rating_change"] == round(lost, 2)
+    assert newer["decisions"] == [{"decision": "overturn", "note": "Queda do provedor confirmada.",
+                                   "at": decided.decided_at.isoformat()}]
+    assert newer["stake_returned"] == 50
+    assert newer["rating_returned"] == pytest.approx(-lost)
+    assert newer["pause_lifted_at"] == decided.decided_at.isoformat()
+    assert (older["status"], older["trigger"], older["strikes"], older["pause_s"]) == (
+        "pending", "left", 1, 0)
+    assert older["decisions"] == [] and older["stake_returned"] is None
+    # the reversal's row: dated at the decision, from the rating then (after the d3 match)
+    reversal = standing["history"][0]
+    assert reversal["reason"] == "reversal" and reversal["match"] == f"ranked:{d2}:1"
+    assert reversal["at"] == decided.decided_at.isoformat()
+    assert reversal["before"] == round(then.rating, 2)
+    assert reversal["after"] == round(then.rating - lost, 2)
+    marked = {m["match"]: m["overturned"] for m in standing["matches"]}
+    assert marked == {f"ranked:{d3}:1": False, f"ranked:{d2}:1": True, f"ranked:{d1}:1": False}
+    [annulled] = [m for m in standing["matches"] if m["overturned"]]
+    assert annulled["overturned_at"] == decided.decided_at.isoformat()
+    line = next(x for x in standing["chips"]["ledger"] if x["reason"] == "reversal")
+    assert (line["match_kind"], line["match_table"]) == ("ranked", d2)
+
+    text = await (await bia.get("/me")).text()
+    for said in (
+        # what each record is, in words
+        "Revertido: a operação da casa anulou o registro",
+        "Pendente: a operação da casa ainda vai revisar este registro",
+        "você pode contestá-lo uma vez",
+        "O seu tempo de decisão se esgotou 6 vezes seguidas",
+        "Você saiu da mesa com a partida em andamento",
+        f"Derrota: 50 fichas da aposta e {pt(lost)} pontos de classificação",
+        "2º abandono contado em 7 dias: suspensão de 15 min das filas ranqueadas",
+        "1º abandono contado em 7 dias: sem suspensão",
+        f'<a href="/h/{d2}/5">mão 5</a>',
+        # the decision: the note, and what came back
+        "<q>Queda do provedor confirmada.</q>",
+        f"50 fichas e {pt(-lost)} pontos de classificação; suspensão retirada",
+        # the annulled match, and the reversal row in pt-BR decimals
+        "anulada na revisão: pontos devolvidos",
+        f"{pt(then.rating, '{:.1f}')} → {pt(then.rating - lost, '{:.1f}')}",
+        # the statement names matches for people and links their hands' page
+        f'<a href="/me/hands?table={d2}">partida ranqueada</a>',
+        f'<a href="/me/hands?table={d1}">registros da mesa</a>',
+        "3 partidas",
+    ):
+        assert said in text, said
+    for raw in (f"{lost:+.1f}", "partida <code>", "/chain", "partida(s)", "(respondido)"):
+        assert raw not in text, raw
+    assert ", 1 partida <span" in await (await ana.get("/me")).text()
+
+
+def test_decimals_are_written_as_pt_br() -> None:
+    assert decimal_pt(162.34, sign=True) == "+162,3"
+    assert decimal_pt(-229.25, sign=True) == "-229,2"
+    assert decimal_pt(1581.66) == "1581,7" and decimal_pt(3.14159, 2) == "3,14"
+
+
 # --- the players' pages -----------------------------------------------------------------------
 
 
@@ -683,6 +790,187 @@ async def test_the_queue_and_arena_pages_work_with_plain_forms(house: House) -> 
     again = await ana.post(f"/arena/{arena['id']}/join", form={})
     assert again.status == 409 and "Você já está nessa arena" in await again.text()
     assert (await ana.post("/arena/arena-nope/join", form={})).status == 404
+
+
+# --- what a player's review of the queue and arena pages found --------------------------------
+
+QUEUE_FORM = {"variant": "paulista", "seats": "2", "partner": ""}
+
+
+async def test_the_queue_page_polls_and_says_when_the_match_started(staffed: House) -> None:
+    # the page reloaded itself (Refresh header) every 2 s, throwing the keyboard focus to the
+    # top; once the table opened it stopped, with nothing saying the match's clock was running
+    ana, bia = await staffed.players("ana", "bia")
+    assert (await ana.post("/ranked/queue", form=QUEUE_FORM)).status == 303
+    waiting = await ana.get("/ranked")
+    text = await waiting.text()
+    assert "Refresh" not in waiting.headers
+    assert '<script type="module" src="/static/js/ranked.js"></script>' in text
+    assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in text
+    assert "<title>Fila ranqueada · Barajamos</title>" in text
+    assert (await bia.post("/ranked/queue", form=QUEUE_FORM)).status == 303
+    await staffed.clock.advance(1)
+    table = f"{1:016x}"
+    status = (await ana.json("/api/ranked/queue"))["queue"]
+    assert status["state"] == "seated" and status["table"] == table
+    assert "Sua partida começou" in status["message"]
+    found = await (await ana.get("/ranked")).text()
+    assert "<title>(Partida encontrada) Fila ranqueada · Barajamos</title>" in found
+    assert (f'<a class="button" id="queue-table-link" href="/t/{table}">'
+            "Sua partida começou: ir para a mesa</a>") in found
+    assert "relógio" in found and 'http-equiv="refresh"' not in found
+    # the script knows not to poll a page loaded at the table: it only links it
+    assert 'data-state="seated"' in found
+
+
+async def test_a_paused_player_is_told_how_long_on_the_queue_page(house: House) -> None:
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    await settle_abandonment(house, "00000000000000d1", [ana.id, bia.id], 0)
+    await settle_abandonment(house, "00000000000000d2", [ana.id, caio.id], 0)
+    status = (await ana.json("/api/ranked/queue"))["queue"]
+    assert status["state"] == "idle" and status["pause_remaining_s"] == 15 * 60
+    assert status["message"] == ("Você está suspenso das ranqueadas por abandonos repetidos: "
+                                 "faltam 15 min 00 s.")
+    await house.clock.advance(2)
+    page = await (await ana.get("/ranked")).text()
+    assert "Fora da fila" not in page and "faltam 14 min 58 s" in page
+    assert 'id="queue-variant"' not in page and 'data-paused="yes"' in page
+    refused = await ana.post("/ranked/queue", form=QUEUE_FORM)
+    text = await refused.text()
+    assert refused.status == 409
+    assert ("Você está suspenso das ranqueadas por abandonos repetidos: faltam 14 min 58 s."
+            in text)
+    # the arena's form says it too
+    op = await house.player("judge", operator=True)
+    arena = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2},
+                           status=201))["arena"]["id"]
+    refused = await ana.post(f"/arena/{arena}/join", form={})
+    assert refused.status == 409 and "faltam 14 min 58 s" in await refused.text()
+    # a player who is not paused sees the form
+    assert (await bia.json("/api/ranked/queue"))["queue"]["pause_remaining_s"] == 0
+    assert 'id="queue-variant"' in await (await bia.get("/ranked")).text()
+
+
+async def test_the_invited_partner_sees_the_invitation_and_accepts_it(house: House) -> None:
+    ana, gil = await house.players("ana", "gil")
+    invite = {"variant": "paulista", "seats": "4", "partner": "gil"}
+    assert (await ana.post("/ranked/queue", form=invite)).status == 303
+    mine = await (await ana.get("/ranked")).text()
+    assert "Esperando a sua dupla" in mine and "O convite expira em 10 min 00 s." in mine
+    await house.clock.advance(60)
+    status = (await gil.json("/api/ranked/queue"))["queue"]
+    assert status["state"] == "idle"
+    assert status["invitations"] == [{
+        "from": "ana", "variant": "paulista", "seats": 4, "expires_in_s": 540,
+        "text": "ana convidou você para uma dupla (Paulista 2x2); expira em 9 min 00 s."}]
+    assert (await ana.json("/api/ranked/queue"))["queue"]["expires_in_s"] == 540
+    page = await (await gil.get("/ranked")).text()
+    assert "ana convidou você para uma dupla (Paulista 2x2); expira em 9 min 00 s." in page
+    assert "Aceitar o convite de ana" in page
+    for hidden in ('name="variant" value="paulista"', 'name="seats" value="4"',
+                   'name="partner" value="ana"'):
+        assert hidden in page
+    # accepting is queueing with ana as the partner, as the accept form posts
+    assert (await gil.post("/ranked/queue", form={"variant": "paulista", "seats": "4",
+                                                  "partner": "ana"})).status == 303
+    for player, partner in ((ana, "gil"), (gil, "ana")):
+        status = (await player.json("/api/ranked/queue"))["queue"]
+        assert status["state"] == "queued" and status["partner"] == partner
+        assert status["invitations"] == []
+    await ana.json("/api/ranked/queue/leave", {})  # the duo leaves together
+    # an invitation not answered lapses, for both sides
+    caio, bob = await house.players("caio", "bob")
+    await caio.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "bob"})
+    assert len((await bob.json("/api/ranked/queue"))["queue"]["invitations"]) == 1
+    await house.clock.advance(601)
+    assert (await caio.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    assert (await bob.json("/api/ranked/queue"))["queue"]["invitations"] == []
+    assert "convidou você" not in await (await bob.get("/ranked")).text()
+
+
+async def test_the_queue_says_when_nobody_is_within_the_window(house: House) -> None:
+    ana, bia, caio = await house.players("ana", "bia", "caio")
+    await house.rate(ana, 1500)
+    await house.rate(bia, 1913)  # 413 points apart: beyond the widest window, 400
+    await house.rate(caio, 1550)
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    alone = (await ana.json("/api/ranked/queue"))["queue"]
+    assert alone["notice"].startswith("Ninguém mais está nesta fila agora")
+    await bia.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    status = (await ana.json("/api/ranked/queue"))["queue"]
+    assert status["notice"] == ("Ninguém na fila está na sua faixa de pontos agora; a faixa "
+                                "aumenta com a espera, até 400 pontos.")
+    await house.clock.advance(65)  # both windows at 400 now: still no pair
+    status = (await ana.json("/api/ranked/queue"))["queue"]
+    assert status["state"] == "queued" and status["window"] == 400
+    assert status["notice"] == ("Ninguém na fila está na sua faixa de pontos, que já é a maior "
+                                "(400 pontos): a partida sai quando entrar alguém nessa faixa.")
+    page = await (await ana.get("/ranked")).text()
+    assert "que já é a maior (400 pontos)" in page
+    assert "1913" not in page and "1500" not in page  # nobody's rating is shown
+    await caio.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert (await ana.json("/api/ranked/queue"))["queue"]["notice"] is None
+
+
+async def test_a_refused_join_keeps_the_form_and_points_at_the_field(house: House) -> None:
+    ana = await house.player("ana")
+    resp = await ana.post("/ranked/queue", form={"variant": "mineiro", "seats": "4",
+                                                 "partner": "nobody"})
+    text = await resp.text()
+    assert resp.status == 404
+    assert '<option value="mineiro" selected>' in text and '<option value="4" selected>' in text
+    assert 'value="nobody"' in text
+    assert 'aria-describedby="queue-partner-error queue-partner-help" aria-invalid="true"' in text
+    assert ('<p class="error" role="alert" id="queue-partner-error">Não existe jogador com '
+            "esse nome.</p>") in text
+    assert 'id="queue-error"' not in text
+    # an error that is not the partner's stays at the top
+    resp = await ana.post("/ranked/queue", form={"variant": "truco", "seats": "2"})
+    text = await resp.text()
+    assert resp.status == 400 and 'id="queue-error"' in text
+    assert 'id="queue-partner-error"' not in text
+
+
+async def test_pages_ask_anonymous_visitors_to_log_in(house: House) -> None:
+    await house.player("ana")
+    for path in ("/ranked", "/me", "/arena", "/operator/audit"):
+        resp = await house.client.get(path, allow_redirects=False)
+        text = await resp.text()
+        assert resp.status == 401, path
+        assert "Entre ou crie uma conta para ver esta página." in text, path
+        assert f'name="next" value="{path}"' in text, path
+    # a form posted after the session ended goes to the login page, which says so too
+    token = (await (await house.client.get("/api/session")).json())["csrf"]
+    resp = await house.client.post("/ranked/queue", data={**QUEUE_FORM, "csrf": token},
+                                   allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == "/?next=/ranked"
+    home = await (await house.client.get("/?next=/ranked")).text()
+    assert "Entre ou crie uma conta para ver esta página." in home
+    assert "Entre ou crie uma conta" not in await (await house.client.get("/")).text()
+
+
+async def test_the_arena_page_shows_and_follows_the_players_table(staffed: House) -> None:
+    op = await staffed.player("judge", operator=True)
+    ana, bia, caio = await staffed.players("ana", "bia", "caio")
+    arena = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2},
+                           status=201))["arena"]["id"]
+    for player in (ana, bia):
+        assert (await player.post(f"/arena/{arena}/join", form={})).status == 303
+    page = await (await ana.get("/arena")).text()
+    assert 'data-follow="yes"' in page and 'data-table=""' in page
+    assert '<noscript><meta http-equiv="refresh" content="3"></noscript>' in page
+    assert 'id="standings-' + arena + '"' in page
+    # caio is not in it: nothing to follow
+    assert 'data-follow="no"' in await (await caio.get("/arena")).text()
+    await staffed.clock.advance(1)
+    table = f"{1:016x}"
+    for player, mine in ((ana, table), (bia, table), (caio, None)):
+        [event] = (await player.json("/api/ranked/arenas"))["arenas"]
+        assert event["table"] == mine and event["joined"] is (mine is not None)
+    page = await (await ana.get("/arena")).text()
+    assert "<title>(Partida encontrada) Arena · Barajamos</title>" in page
+    assert f'<a class="button" href="/t/{table}">Ir para a mesa</a>' in page
+    assert f'data-table="{table}"' in page
 
 
 # --- with the live house ----------------------------------------------------------------------
@@ -728,6 +1016,18 @@ async def test_a_ranked_match_through_the_live_house_ends_by_abandonment(wired: 
     [record] = (await bia.json("/api/me/standing"))["abandonments"]
     assert record["match"] == f"ranked:{table}:1" and record["status"] == "pending"
     assert record["source"] == f"live:{table}:1:{seat_of['bia']}"
+    # her page says what made it, from the live house's record of the match, and names the
+    # match in her statement by its start, linking its hands
+    assert record["trigger"] == "left" and record["stake_lost"] == 50
+    started = await wired.pool.fetchval(
+        "SELECT started_at FROM live_matches WHERE table_id = $1 AND number = 1", table)
+    [hold] = [x for x in (await bia.json("/api/me/standing"))["chips"]["ledger"]
+              if x["reason"] == "hold"]
+    assert hold["match_started_at"] == started.isoformat()
+    text = await (await bia.get("/me")).text()
+    assert "Você saiu da mesa com a partida em andamento" in text
+    assert (f'<a href="/me/hands?table={table}">partida ranqueada de '
+            f'{started.astimezone(UTC):%d/%m %H:%M} UTC</a>') in text
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
     assert (await ratings.rating_of(wired.pool, ana.id, P, 2)).rating > 1500
 
@@ -890,13 +1190,19 @@ async def test_the_login_wall_keeps_the_whole_page_address(house: House) -> None
     await house.player("judge", operator=True)
     wanted = "/operator/abandonments?player=ana&variant=paulista"
     anonymous = house.client
+    # the login wall answers in place (as `/me/hands` does), its form coming back to it all
     resp = await anonymous.get(wanted, allow_redirects=False)
+    assert resp.status == 401
+    assert f'name="next" value="{wanted.replace("&", "&amp;")}"' in await resp.text()
+    # a form posted without a session is sent to the login page, `next` encoded whole
+    token = (await (await anonymous.get("/api/session")).json())["csrf"]
+    resp = await anonymous.post("/operator/abandonments/1/decision",
+                                data={"decision": "uphold", "note": "x", "csrf": token},
+                                allow_redirects=False)
     assert resp.status == 303
     location = resp.headers["Location"]
-    assert URL(location).path == "/" and URL(location).query["next"] == wanted
-    home = await anonymous.get(location)
-    assert home.status == 200
-    assert f'name="next" value="{wanted.replace("&", "&amp;")}"' in await home.text()
+    assert URL(location).path == "/"
+    assert URL(location).query["next"] == "/operator/abandonments/1"
     token = (await (await anonymous.get("/api/session")).json())["csrf"]
     login = await anonymous.post("/login", data={"name": "judge", "password": PASSWORD,
                                                  "csrf": token, "next": wanted},

@@ -19,7 +19,7 @@ from server.live.table import MatchResult
 from server.ranked import ledger, ratings
 from server.ranked.service import RANKED
 from tests.conftest import AppFactory
-from tests.test_live_helpers import Live, Player, create_table, players, start_live
+from tests.test_live_helpers import Live, Player, connect, create_table, players, start_live
 from truco import Termination, Variant
 
 STAKE = 50
@@ -362,3 +362,95 @@ async def test_a_launch_cut_off_before_the_first_deal_closes_and_refunds(
         assert await ledger.balance(pool, user) == 1000
     assert await pool.fetchval("SELECT status FROM live_tables WHERE id = $1", tid) == "closed"
     assert second.house.tables == {}
+
+
+async def test_a_ranked_or_arena_table_never_reopens_after_a_player_leaves(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    """A player review saw a ranked table go back to `open` (seats offered, "Começar a
+    partida", listed as waiting in the lobby, the end of the match gone after a reload) once a
+    player resigned or left the finished table. The matchmaker's tables play one match: they
+    stay finished for whoever is still there, and close when everybody has left."""
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia, cid, dan, eva = await players(first.base, "ana", "bia", "cid", "dan", "eva")
+    try:
+        users = await _ids(first, "ana", "bia")
+        tid = await _launch(first, users)
+        watcher = await connect(eva, tid, None)  # a spectator
+        await watcher.until("snapshot", react=False)
+        status, body = await ana.post(f"/api/tables/{tid}/leave")  # resigning mid-match
+        assert status == 200 and body["table"]["status"] == "finished", body
+        over = await watcher.until("match_over", react=False)
+        assert over["winner"] == 1
+        table = await watcher.until("table", react=False)
+        while table["table"]["players"][0]["name"] is not None:
+            table = await watcher.until("table", react=False)
+        assert table["table"]["status"] == "finished"
+        for who in (bia, eva):
+            _, body = await who.get(f"/api/tables/{tid}")
+            assert body["table"]["status"] == "finished", body
+            assert body["table"]["players"][1]["name"] == "bia"
+        # a reload still shows the end of the match: the snapshot's view has the outcome
+        for who, seat in ((bia, 1), (eva, None)):
+            again = await connect(who, tid, seat)
+            snapshot = await again.until("snapshot", react=False)
+            assert snapshot["table"]["status"] == "finished"
+            assert snapshot["view"]["outcome"]["winner"] == 1
+            await again.ws.close()
+        # never offered in the lobby, never seated by hand; the winner's own list says finished
+        _, listed = await cid.get("/api/tables")
+        assert tid not in {t["id"] for t in listed["tables"]}
+        _, mine = await bia.get("/api/tables?mine=1")
+        assert [(t["id"], t["status"]) for t in mine["tables"]] == [(tid, "finished")]
+        for who, path, payload in [(cid, "join", {"seat": 0}), (bia, "seat", {"seat": 0}),
+                                   (bia, "start", None)]:
+            status, answer = await who.post(f"/api/tables/{tid}/{path}", payload)
+            assert (status, answer["error"]) == (409, "matchmaker_table"), path
+        assert await _movements(first, tid) == ["hold", "payout"]  # settled once, as before
+
+        # an arena 2x2: a resignation, then the partner leaves the finished table
+        four = await _ids(first, "ana", "cid", "dan", "eva")
+        aid = await first.house.launch(TableKind.ARENA, Variant.PAULISTA, 4, four, 0)
+        status, body = await ana.post(f"/api/tables/{aid}/leave")
+        assert status == 200 and body["table"]["status"] == "finished", body
+        status, body = await dan.post(f"/api/tables/{aid}/leave")  # "Sair da mesa" after it
+        assert status == 200 and body["table"]["status"] == "finished", body
+        _, body = await cid.get(f"/api/tables/{aid}")
+        assert body["table"]["status"] == "finished"
+        assert [p["name"] for p in body["table"]["players"]] == [None, "cid", None, "eva"]
+        pool = first.app[POOL]
+        assert await pool.fetchval("SELECT status FROM live_tables WHERE id = $1",
+                                   aid) == "finished"
+        # the 1x1 as an earlier version left it, reopened: the next start finishes it again
+        await pool.execute("UPDATE live_tables SET status = 'open' WHERE id = $1", tid)
+    finally:
+        for person in (ana, bia, cid, dan, eva):
+            await person.close()
+    await first.client.close()
+
+    # after a restart both are finished (not closed as unplayed, not reopened)
+    second = await start_live(make_app, aiohttp_client, vclock)
+    bia, cid, eva = [await Player(second.base, n).login() for n in ("bia", "cid", "eva")]
+    try:
+        for who, table_id in ((bia, tid), (cid, aid)):
+            _, body = await who.get(f"/api/tables/{table_id}")
+            assert body["table"]["status"] == "finished", body
+        assert await _movements(second, tid) == ["hold", "payout"]
+        # and their snapshot still says how the match ended (the final state is replayed)
+        for who, table_id, seat, winner in ((bia, tid, 1, 1), (cid, aid, 1, 1)):
+            again = await connect(who, table_id, seat)
+            snapshot = await again.until("snapshot", react=False)
+            assert snapshot["view"]["outcome"]["winner"] == winner
+            assert snapshot["view"]["outcome"]["termination"] == "abandonment"
+            await again.ws.close()
+        # the last to leave closes the table: it is no longer served
+        for who, table_id in ((bia, tid), (cid, aid), (eva, aid)):
+            status, _ = await who.post(f"/api/tables/{table_id}/leave")
+            assert status == 200
+        pool = second.app[POOL]
+        for table_id in (tid, aid):
+            assert table_id not in second.house.tables
+            assert await pool.fetchval("SELECT status FROM live_tables WHERE id = $1",
+                                       table_id) == "closed"
+    finally:
+        for person in (bia, cid, eva):
+            await person.close()

@@ -181,6 +181,42 @@ async def test_overturn_reverses_stake_rating_and_pause_exactly_once(
     assert err.value.code == "nothing_to_appeal"
 
 
+async def test_the_overturns_rating_row_is_dated_at_the_decision_from_the_rating_then(
+    pool: asyncpg.Pool,  # noqa: F811
+) -> None:
+    """The reversal is a change made when the operator decides: its history row is dated then
+    (as the record's `decided_at` and `reversed_at`), not at the abandonment, and it starts
+    from the rating the player has then (after later matches); only the rating moves back."""
+    ana, bia = await make_users(pool, 2)
+    op = await operator(pool)
+    (_, lost) = await ratings.rate_match(pool, "m1", P, 2, ([ana], [bia]), 0, T)
+    record = await abandon(pool, bia, "m1", T)
+    # a later match, which bia wins: her rating now is not the one the abandonment left
+    await ratings.rate_match(pool, "m2", P, 2, ([ana], [bia]), 1, T + timedelta(hours=1))
+    then = await ratings.rating_of(pool, bia, P, 2)
+    games = await pool.fetchval("SELECT games FROM ranked_ratings WHERE user_id = $1", bia)
+    done = await review.decide(pool, record.id, op, Decision.OVERTURN, "queda do provedor")
+    assert done.reversed_at is not None and done.reversed_at == done.decided_at
+    reversal, later, first = await ratings.history(pool, bia, P, 2)
+    assert [reversal.reason, later.match_ref, first.match_ref] == ["reversal", "m2", "m1"]
+    assert reversal.at == done.decided_at and reversal.at != record.abandoned_at
+    assert reversal.rating_before == pytest.approx(then.rating)
+    assert reversal.rating_after == pytest.approx(then.rating - lost.delta)
+    # the deviation, volatility and games stay: later matches were built on them
+    now = await ratings.rating_of(pool, bia, P, 2)
+    assert (now.rd, now.volatility) == (then.rd, then.volatility)
+    assert now.rating == pytest.approx(then.rating - lost.delta)
+    assert await pool.fetchval(
+        "SELECT games FROM ranked_ratings WHERE user_id = $1", bia) == games
+    # the decisions a player's page shows: the note and what came back, not who decided
+    decided = await review.decisions(pool, [record.id, record.id + 99])
+    [entry] = decided[record.id]
+    assert (entry.action, entry.note, entry.actor_id, entry.actor_name) == (
+        "overturn", "queda do provedor", None, None)
+    assert entry.detail["rating_returned"] == pytest.approx(-lost.delta)
+    assert record.id + 99 not in decided and await review.decisions(pool, []) == {}
+
+
 async def test_overturn_without_stake_or_rating_still_lifts_the_pause(
     pool: asyncpg.Pool,  # noqa: F811
 ) -> None:

@@ -39,7 +39,7 @@ MAX_STORED_HAND = min(MAX_HAND_NUMBER, 2**31 - 1)
 LOBBY_KINDS = (TableKind.PRIVATE, TableKind.TRAINING)
 # what the lobby list advertises (docs/PROTOCOL.md): open training tables with a free seat.
 # Private tables are joined by invitation; ranked and arena tables are seated by the
-# matchmaker (an open one, after a player left a finished match, cannot be joined: 409)
+# matchmaker (never joined here: 409; they play one match and never reopen)
 LISTED_KINDS = (TableKind.TRAINING,)
 
 View = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -19,7 +19,7 @@ from server.live.seeds import SealedKind, SealError, unseal
 from server.live.table import Chain, HandRun, Seat, Streak, TableActor
 from truco import MatchConfig, action_from_json, apply
 from truco.fairness import commitment, seed_chain
-from truco.records import DealerChoice
+from truco.records import DealerChoice, parse_record, replay
 
 if TYPE_CHECKING:
     from server.live.house import House
@@ -34,6 +34,10 @@ def _loads(value: Any) -> Any:
 TABLES = ("SELECT t.*, u.name AS owner_name FROM live_tables t"
           " LEFT JOIN users u ON u.id = t.owner_id")
 
+REOPENED_MATCHMAKER_TABLES = (
+    "UPDATE live_tables t SET status = 'finished' WHERE t.kind IN ('ranked', 'arena')"
+    " AND t.status = 'open' AND EXISTS (SELECT 1 FROM live_matches m WHERE m.table_id = t.id)")
+
 # what `_restore` raises for written rows that do not rebuild a table (a seed key that does not
 # open its seeds, a row that does not replay): that table is not served, the rows stay as written
 UNRESTORABLE = (ValueError, KeyError, RuntimeError, SealError)
@@ -42,6 +46,9 @@ UNRESTORABLE = (ValueError, KeyError, RuntimeError, SealError)
 async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
     actors: list[TableActor] = []
     async with pool.acquire() as conn:
+        # a ranked or arena table plays one match and never reopens; one that an earlier
+        # version sent back to `open` when a player left its finished match is finished again
+        await conn.execute(REOPENED_MATCHMAKER_TABLES)
         rows = await conn.fetch(TABLES + " WHERE t.status <> 'closed' ORDER BY t.created_at, t.id")
         for row in rows:
             try:
@@ -95,6 +102,16 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
             actor.next_dealer = (record["dealer"]["seat"] + 1) % config.seats
         else:
             actor.score = (0, 0) if actor.status is TableStatus.PLAYING else actor.score
+        if (actor.status is TableStatus.FINISHED and last["match_number"] == actor.match_number
+                and record["match_winner"] is not None):
+            # the match's final state, replayed from its last record exactly as the verifier
+            # does: a snapshot of the finished table shows how it ended (the view's outcome).
+            # Only what is shown depends on it: a record that does not replay leaves it out
+            try:
+                actor.state = replay(parse_record(record))
+            except ValueError as exc:
+                log.error("finished match not replayed",
+                          extra={"table": table_id, "error": str(exc)})
 
     chain_row = await conn.fetchrow(
         "SELECT chain_start, length, tip_sealed, anchor FROM seed_chains WHERE table_id = $1"

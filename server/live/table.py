@@ -873,7 +873,9 @@ class TableActor:
         status = self.status
         if not any(s.human for s in seats):
             status = TableStatus.CLOSED
-        elif status is TableStatus.FINISHED:
+        elif status is TableStatus.FINISHED and not self.kind.competitive:
+            # a ranked or arena table plays one match, seated by the matchmaker: it never
+            # reopens; it stays finished (its result) for whoever is still there
             status = TableStatus.OPEN
         if status in (TableStatus.OPEN, TableStatus.CLOSED):
             # back to seating: the bots leave and nobody is waiting for a rematch any more

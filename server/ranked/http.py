@@ -41,10 +41,12 @@ from server.live.api import (
     live_link,
     review_link,
 )
-from server.pages import render
+from server.live.model import TableKind, abandon_limit
+from server.pages import _login_wall, render
 from server.ranked import arena_results, glicko2, ledger, ratings, review
 from server.ranked.penalties import Decision, RecordStatus
 from server.ranked.service import (
+    INVITATION_LIFETIME,
     MAX_ARENA,
     MAX_ARENA_LEAD,
     RANKED,
@@ -102,10 +104,15 @@ STATE_PT: Final = {
     QueueState.PAIRED: ("Adversários encontrados. A mesa ainda não pode ser aberta: as mesas "
                         "ranqueadas ao vivo ainda não estão disponíveis nesta casa. Você continua "
                         "reservado até ela abrir ou até sair."),
-    QueueState.SEATED: "Você está numa mesa ranqueada.",
+    QueueState.SEATED: ("Sua partida começou: a mesa já está aberta e o relógio dela está "
+                        "correndo (10 s por decisão)."),
 }
-# seconds between reloads of the queue page while its player waits for a table
+# seconds between polls of the queue state by the queue page (its script, or without script a
+# <noscript> reload) while its player waits for a table
 QUEUE_PAGE_REFRESH: Final = 2
+# seconds between polls (or, without script, reloads) of the arena page while its player is
+# in an arena
+ARENA_PAGE_REFRESH: Final = 3
 WAITING_STATES: Final = frozenset({QueueState.INVITING, QueueState.QUEUED, QueueState.PAIRED})
 PAIRED_OPENING_PT: Final = "Adversários encontrados: a mesa está sendo aberta."
 # the stores' stable codes, said to players in pt-BR
@@ -267,11 +274,18 @@ def _audit_json(entry: review.AuditEntry) -> dict[str, Any]:
             "at": entry.at.isoformat()}
 
 
-def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float) -> dict[str, Any]:
+def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float,
+                user: int | None = None) -> dict[str, Any]:
     arena = event.arena
     state = ("closed" if arena.closed else "running" if arena.running(now)
              else "upcoming" if now < arena.starts_at else "ending")
+    entrant = None if user is None else arena.entrant(user)
+    numbers = {t.id for t in arena.tables if user in t.players}
     return {
+        # the asking player: still paired in this arena, and the live table they play at now
+        "joined": entrant is not None and entrant.active,
+        "table": next((live for live, number in event.tables.items() if number in numbers),
+                      None),
         "id": event.id, "variant": event.variant.value, "seats": arena.seats, "state": state,
         "starts_at": datetime.fromtimestamp(arena.starts_at, UTC).isoformat(),
         "ends_at": datetime.fromtimestamp(arena.ends_at, UTC).isoformat(),
@@ -287,17 +301,72 @@ def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float) -> dict
 # --- what the pages and the API share ----------------------------------------------------------
 
 
+def _queue_name(variant: Variant, seats: int) -> str:
+    return f"{VARIANT_PT[variant]} {'1x1' if seats == 2 else '2x2'}"
+
+
+def _range_notice(service: RankedService, user: int) -> str | None:
+    """For a queued player, when nobody else waiting in the same queue is within the player's
+    window (the rating gap the pairing accepts now): says so, and whether the window still
+    grows. Only that: never another player's rating."""
+    ticket = service.matchmaker.queued(user)
+    if ticket is None:
+        return None
+    others = [t for t in service.matchmaker.tickets if t.key == ticket.key and t != ticket]
+    if not others:
+        return "Ninguém mais está nesta fila agora: a partida sai quando outros jogadores entrarem."
+    window = service.matchmaker.window
+    width = window.width(service.clock.now() - ticket.joined_at)
+    if any(abs(t.rating - ticket.rating) <= width for t in others):
+        return None
+    cap = round(window.cap)
+    if width < window.cap:
+        return (f"Ninguém na fila está na sua faixa de pontos agora; a faixa aumenta com a "
+                f"espera, até {cap} pontos.")
+    return (f"Ninguém na fila está na sua faixa de pontos, que já é a maior ({cap} pontos): a "
+            "partida sai quando entrar alguém nessa faixa.")
+
+
 async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
     service = _service(request)
     status = service.status(user.id)
     sizes = service.queue_sizes()
-    names = await _names(_pool(request), [status.partner, *status.seating])
+    now = service.clock.now()
+    # duo invitations naming this player, still open: accepting is queueing with the inviter
+    invitations = sorted((i for i in service.invitations.values()
+                          if i.partner == user.id and now - i.at <= INVITATION_LIFETIME),
+                         key=lambda i: (i.at, i.inviter))
+    names = await _names(_pool(request), [status.partner, *status.seating,
+                                          *(i.inviter for i in invitations)])
+    paused = (await review.pause_remaining(_pool(request), user.id, _now(request))
+              ).total_seconds()
+    message = (PAIRED_OPENING_PT if status.state is QueueState.PAIRED
+               and service.launcher is not None else STATE_PT[status.state])
+    if status.state is QueueState.IDLE and paused > 0:
+        message = ("Você está suspenso das ranqueadas por abandonos repetidos: faltam "
+                   f"{_duration_pt(paused)}.")
+    expires = None
+    notice = None
+    if status.state is QueueState.INVITING:
+        expires = max(0.0, INVITATION_LIFETIME - status.waited)
+        notice = f"O convite expira em {_duration_pt(expires)}."
+    elif status.state is QueueState.QUEUED:
+        notice = _range_notice(service, user.id)
     return {
         "queue": status.to_json() | {
             "partner": names.get(status.partner) if status.partner else None,
             "seating": [names.get(u) for u in status.seating],
-            "message": (PAIRED_OPENING_PT if status.state is QueueState.PAIRED
-                        and service.launcher is not None else STATE_PT[status.state]),
+            "message": message, "notice": notice,
+            "expires_in_s": None if expires is None else round(expires, 3),
+            "pause_remaining_s": round(paused, 3),
+            "invitations": [{
+                "from": names.get(i.inviter), "variant": i.key.variant.value,
+                "seats": i.key.seats,
+                "expires_in_s": round(INVITATION_LIFETIME - (now - i.at), 3),
+                "text": (f"{names.get(i.inviter)} convidou você para uma dupla "
+                         f"({_queue_name(i.key.variant, i.key.seats)}); expira em "
+                         f"{_duration_pt(INVITATION_LIFETIME - (now - i.at))}."),
+            } for i in invitations],
         },
         "queues": [{"variant": key.variant.value, "seats": key.seats, "waiting": sizes[key]}
                    for key in sorted(sizes, key=lambda k: (k.variant.value, k.seats))],
@@ -338,12 +407,18 @@ async def _standing(request: web.Request, user: User) -> dict[str, Any]:
               "delta": round(r["rating_after"] - r["rating_before"], 2),
               "rd": round(r["rd_after"], 2), "at": r["at"].isoformat()} for r in history]
     # one rating period per match and no draws: the rating rises exactly when the match is won
+    # an overturned abandonment gives the match's points back in a later `reversal` row (newer,
+    # so on this page whenever the match's row is): the match is marked annulled
+    reversed_at = {h["match"]: h["at"] for h in lines if h["reason"] == "reversal"}
     matches = [{"match": h["match"], "variant": h["variant"], "seats": h["seats"],
                 "won": h["delta"] > 0, "delta": h["delta"], "at": h["at"],
-                "table": h["match"].split(":")[1] if h["match"].count(":") == 2 else None}
+                "table": h["match"].split(":")[1] if h["match"].count(":") == 2 else None,
+                "overturned": h["match"] in reversed_at,
+                "overturned_at": reversed_at.get(h["match"])}
                for h in lines if h["reason"] == "match"]
     balance = await ledger.balance(db, user.id)
     statement = await ledger.statement(db, user.id, limit=PAGE)
+    started = await _match_starts(db, [s.match_ref for s in statement if s.match_ref])
     records = await review.list_records(db, user_id=user.id, limit=PAGE)
     paused = await review.pause_remaining(db, user.id, now)
     return {
@@ -351,11 +426,97 @@ async def _standing(request: web.Request, user: User) -> dict[str, Any]:
         "chips": {"balance": balance, "ledger": [
             {"entry": s.entry_id, "reason": s.reason.value, "reference": s.reference,
              "match": s.match_ref, "amount": s.amount, "balance_after": s.balance_after,
-             "at": s.created_at.isoformat()} for s in statement]},
-        "abandonments": [_record_json(r, {user.id: user.name}, full=True) | {
-            "can_appeal": r.status.counts and r.appeal_text is None} for r in records],
+             "at": s.created_at.isoformat()} | _match_json(s.match_ref, started)
+            for s in statement]},
+        "abandonments": await _my_records(db, user, records),
         "pause_remaining_s": paused.total_seconds(),
     }
+
+
+async def _match_starts(db: Db, match_refs: Iterable[str]) -> dict[str, datetime]:
+    """When each of these matches (`<kind>:<table>:<number>`) started, from the live house."""
+    wanted = {}
+    for ref in match_refs:
+        _, table, number = _match_parts(ref)
+        if table is not None and number is not None:
+            wanted[ref] = (table, number)
+    if not wanted:
+        return {}
+    rows = await db.fetch("SELECT table_id, number, started_at FROM live_matches "
+                          "WHERE table_id = ANY($1::text[])",
+                          sorted({table for table, _ in wanted.values()}))
+    started = {(r["table_id"], r["number"]): r["started_at"] for r in rows}
+    return {ref: started[key] for ref, key in wanted.items() if key in started}
+
+
+def _match_json(match_ref: str | None, started: Mapping[str, datetime]) -> dict[str, Any]:
+    """A match named for people: its kind, table and start (None when unknown)."""
+    kind, table, _ = _match_parts(match_ref or "")
+    at = started.get(match_ref or "")
+    return {"match_kind": kind, "match_table": table,
+            "match_started_at": None if at is None else at.isoformat()}
+
+
+def _trigger_of(record: review.AbandonmentRecord) -> str | None:
+    """What made the abandonment, from the record's own evidence: the item that says it ended
+    the match (a `left` item, or the streak's last missed `deadline`)."""
+    for item in reversed(record.evidence):
+        if item.get("abandonment") == "forfeit":
+            if item.get("kind") == "left":
+                return "left"
+            if item.get("kind") == "deadline":
+                return "automatic_actions"
+    return None
+
+
+async def _my_records(db: Db, user: User, records: tuple[review.AbandonmentRecord, ...]
+                      ) -> list[dict[str, Any]]:
+    """A player's own records, each with what it means for them, from what the house already
+    keeps: what made it (the live house's record of the match, or the evidence), the hands the
+    evidence names (their pages), what the lost match cost (chips, rating points: a result),
+    the pause it set, and the operators' decisions with their notes and, for an overturn, what
+    came back. Not who decided."""
+    refs = [r.match_ref for r in records]
+    tables = sorted({t for ref in refs if (t := _match_parts(ref)[1]) is not None})
+    triggers = {(r["table_id"], r["match_number"]): r["trigger"] for r in await db.fetch(
+        "SELECT DISTINCT ON (table_id, match_number) table_id, match_number, trigger "
+        "FROM abandonments WHERE user_id = $1 AND consequence = 'forfeit' "
+        "AND table_id = ANY($2::text[]) ORDER BY table_id, match_number, created_at DESC, id DESC",
+        user.id, tables)} if tables else {}
+    cost = {r["match_ref"]: r["delta"] for r in await db.fetch(
+        "SELECT match_ref, rating_after - rating_before AS delta FROM ranked_rating_history "
+        "WHERE user_id = $1 AND reason = 'match' AND match_ref = ANY($2::text[])",
+        user.id, refs)}
+    # the chips the match itself moved in the wallet (stake held, payout or refund), not the
+    # reversal that may have given the stake back
+    chips = {r["match_ref"]: r["net"] for r in await db.fetch(
+        "SELECT e.match_ref, sum(l.amount)::bigint AS net FROM chip_entries e "
+        "JOIN chip_lines l ON l.entry_id = e.id JOIN chip_accounts a ON a.id = l.account_id "
+        "WHERE a.code = $1 AND e.match_ref = ANY($2::text[]) AND e.reason <> 'reversal' "
+        "GROUP BY e.match_ref", ledger.wallet(user.id), refs)}
+    decided = await review.decisions(db, [r.id for r in records])
+    out = []
+    for record in records:
+        _, table, number = _match_parts(record.match_ref)
+        overturn = next((d for d in decided.get(record.id, ()) if d.action == "overturn"), None)
+        lost = chips.get(record.match_ref)
+        out.append(_record_json(record, {user.id: user.name}, full=True) | {
+            "can_appeal": record.status.counts and record.appeal_text is None,
+            "trigger": triggers.get((table, number)) or _trigger_of(record),
+            # the hands' pages (`/h/<table>/<hand>`), where the signed records are checked
+            "hand_pages": ["/h/" + "/".join(h.rsplit("-", 1)) for h in hand_ids(record)],
+            "stake_lost": None if lost is None else max(0, -lost),
+            "rating_change": None if (d := cost.get(record.match_ref)) is None else round(d, 2),
+            "pause_s": 0 if record.paused_until is None
+            else (record.paused_until - record.abandoned_at).total_seconds(),
+            "decisions": [{"decision": d.action, "note": d.note, "at": d.at.isoformat()}
+                          for d in decided.get(record.id, ())],
+            "stake_returned": None if overturn is None
+            else overturn.detail.get("chips_returned"),
+            "rating_returned": None if overturn is None
+            else overturn.detail.get("rating_returned"),
+        })
+    return out
 
 
 
@@ -647,12 +808,12 @@ async def api_leaderboard(request: web.Request) -> web.StreamResponse:
                               "leaderboard": rows})
 
 
-async def _arenas(request: web.Request) -> dict[str, Any]:
+async def _arenas(request: web.Request, user: User) -> dict[str, Any]:
     service = _service(request)
     events = list(service.arenas.values())
     names = await _names(_pool(request), [e.player for ev in events for e in ev.arena.entrants])
     now = service.clock.now()
-    live = [_arena_json(ev, names, now) for ev in events]
+    live = [_arena_json(ev, names, now, user.id) for ev in events]
     recorded = await _pool(request).fetch(
         "SELECT id, variant, seats, starts_at, ends_at FROM arena_events "
         "ORDER BY closed_at DESC LIMIT 10")
@@ -662,7 +823,8 @@ async def _arenas(request: web.Request) -> dict[str, Any]:
             continue
         results = await arena_results.results(_pool(request), row["id"])
         past.append({"id": row["id"], "variant": row["variant"], "seats": row["seats"],
-                     "state": "closed", "starts_at": row["starts_at"].isoformat(),
+                     "state": "closed", "joined": False, "table": None,
+                     "starts_at": row["starts_at"].isoformat(),
                      "ends_at": row["ends_at"].isoformat(),
                      "standings": [{"rank": r.rank, "player": r.name, "points": r.points,
                                     "wins": r.wins, "games": r.games} for r in results],
@@ -672,8 +834,7 @@ async def _arenas(request: web.Request) -> dict[str, Any]:
 
 @_api
 async def api_arenas(request: web.Request) -> web.StreamResponse:
-    api_require_user(request)
-    return web.json_response(await _arenas(request))
+    return web.json_response(await _arenas(request, api_require_user(request)))
 
 
 async def _create_arena(request: web.Request, body: Mapping[str, Any]) -> ArenaEvent:
@@ -712,7 +873,8 @@ def _arena_action(join: bool) -> Callable[[web.Request], Awaitable[web.StreamRes
         act = service.join_arena if join else service.leave_arena
         event = await act(user.id, request.match_info["arena"])
         names = await _names(_pool(request), [e.player for e in event.arena.entrants])
-        return web.json_response({"arena": _arena_json(event, names, service.clock.now())})
+        return web.json_response({"arena": _arena_json(event, names, service.clock.now(),
+                                                       user.id)})
 
     return view
 
@@ -763,16 +925,34 @@ async def api_audit(request: web.Request) -> web.StreamResponse:
 # --- the pages ---------------------------------------------------------------------------------
 
 
+class _SignInFirst(Exception):
+    """A page asked for without a session: `_signed_in` answers the login wall."""
+
+
+def _signed_in(view: Callable[[web.Request], Awaitable[web.StreamResponse]]
+               ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A page that needs a login answers, without one, as `/me/hands` does: 401 with the log-in
+    form saying so, which comes back to this page (its whole address) after the login."""
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            return await view(request)
+        except _SignInFirst:
+            return _login_wall(request)
+
+    return wrapped
+
+
 def _page_user(request: web.Request, back: str | None = None) -> User:
-    """The signed-in user, or a redirect to log in and come back. A form's POST comes back to
-    `back`, the page the form is on (the login answers with a GET of `next`: a POST address
-    there is a 405)."""
+    """The signed-in user, or the login wall (`_signed_in`) for a page. A form's POST is
+    redirected to the login page, whose `next` is `back`, the page the form is on (the login
+    answers with a GET of `next`: a POST address there is a 405)."""
     user = current_user(request)
     if user is None:
-        target = request.path_qs if request.method in ("GET", "HEAD") else back or "/"
+        if request.method in ("GET", "HEAD"):
+            raise _SignInFirst()
         # the whole path and query is one parameter's value: its "&", "=" and "?" encoded too,
         # or "/operator/abandonments?player=a&variant=b" comes back cut at the "&"
-        raise web.HTTPSeeOther("/?next=" + quote(target, safe="/"))
+        raise web.HTTPSeeOther("/?next=" + quote(back or "/", safe="/"))
     return user
 
 
@@ -800,30 +980,51 @@ def _see_other(location: str) -> web.Response:
 def _queue_context(view: Mapping[str, Any]) -> dict[str, Any]:
     queue = view["queue"]
     waited = queue["waited_s"]
+    state = QueueState(queue["state"])
     return {"queue": queue, "queues": view["queues"], "stake": view["stake"],
-            "waited": _duration_pt(waited), "variants": VARIANT_PT,
-            "state": QueueState(queue["state"])}
+            "waited": _duration_pt(waited), "variants": VARIANT_PT, "state": state,
+            # the page script polls the queue's state while the player waits (and, less
+            # often, while out of the queue: an invitation, the end of a pause); without
+            # script a <noscript> reload does it while waiting
+            "waiting": state in WAITING_STATES, "refresh": QUEUE_PAGE_REFRESH,
+            "paused": queue["pause_remaining_s"] > 0}
+
+
+# the join form's refusals that are about the partner field (shown next to it)
+PARTNER_ERRORS: Final = frozenset({"unknown_user", "bad_partner", "partner_paused",
+                                   "partner_insufficient_chips"})
+
+
+async def _refusal_pt(request: web.Request, user: User, exc: StoreError) -> str:
+    """A refusal in pt-BR; a pause says how long it still lasts."""
+    text = _pt(exc)
+    if exc.code == "paused":
+        left = await review.pause_remaining(_pool(request), user.id, _now(request))
+        text = f"{text.removesuffix('.')}: faltam {_duration_pt(left.total_seconds())}."
+    return text
 
 
 async def ranked_page(request: web.Request, *, error: str | None = None,
-                      status: int = 200) -> web.Response:
+                      status: int = 200, form: Mapping[str, str] | None = None,
+                      error_field: str | None = None) -> web.Response:
     user = _page_user(request)
     view = await _queue_view(request, user)
-    response = render(request, "ranked/queue.html", status=status, error=error,
-                      **_queue_context(view))
-    if QueueState(view["queue"]["state"]) in WAITING_STATES:
-        # the page works without script: it reloads itself while the player waits, so the
-        # table the pairing opens shows up ("Ir para a mesa") without pressing anything
-        response.headers["Refresh"] = str(QUEUE_PAGE_REFRESH)
-    return response
+    return render(request, "ranked/queue.html", status=status, error=error,
+                  error_field=error_field, form=form or {}, **_queue_context(view))
 
 
 async def ranked_join_form(request: web.Request) -> web.Response:
     user = _page_user(request, "/ranked")
+    body = await read_body(request)
     try:
-        await _join_queue(request, user, await read_body(request))
+        await _join_queue(request, user, body)
     except StoreError as exc:
-        return await ranked_page(request, error=_pt(exc), status=_status_of(exc))
+        # the form comes back as it was typed, the error next to the field it is about
+        form = {k: v for k in ("variant", "seats", "partner")
+                if isinstance(v := body.get(k), str)}
+        return await ranked_page(request, error=await _refusal_pt(request, user, exc),
+                                 status=_status_of(exc), form=form,
+                                 error_field="partner" if exc.code in PARTNER_ERRORS else None)
     return _see_other("/ranked")
 
 
@@ -840,10 +1041,25 @@ def _me_context(standing: Mapping[str, Any]) -> dict[str, Any]:
     def iso(text: str) -> str:
         return _when(datetime.fromisoformat(text))
 
+    def short(text: str) -> str:
+        return datetime.fromisoformat(text).astimezone(UTC).strftime("%d/%m %H:%M UTC")
+
+    def pause_pt(seconds: float) -> str:
+        """A pause of the ladder (15 min doubling up to 24 h) as it is said: "15 min", "2 h"."""
+        whole = round(seconds)
+        if whole and whole % 3600 == 0:
+            return f"{whole // 3600} h"
+        if whole and whole % 60 == 0:
+            return f"{whole // 60} min"
+        return _duration_pt(seconds)
+
     return {
         "standing": standing, "variants": {v.value: name for v, name in VARIANT_PT.items()},
         "statuses": {s.value: name for s, name in STATUS_PT.items()},
-        "when": iso, "pause": _duration_pt(standing["pause_remaining_s"]),
+        "when": iso, "short": short, "duration": pause_pt,
+        "pause": _duration_pt(standing["pause_remaining_s"]),
+        # the live house's rule at ranked and arena tables (RULES.md, Clocks)
+        "automatic_limit": abandon_limit(TableKind.RANKED),
     }
 
 
@@ -881,15 +1097,18 @@ async def leaderboard_page(request: web.Request) -> web.Response:
 async def arena_page(request: web.Request, *, error: str | None = None,
                      status: int = 200) -> web.Response:
     user = _page_user(request)
-    data = await _arenas(request)
+    data = await _arenas(request, user)
     for event in data["arenas"]:
         event["starts"] = _when(datetime.fromisoformat(event["starts_at"]))
         event["ends"] = _when(datetime.fromisoformat(event["ends_at"]))
-        live = _service(request).arenas.get(event["id"])
-        entrant = None if live is None else live.arena.entrant(user.id)
-        event["joined"] = entrant is not None and entrant.active
+    # the player's table now, and whether the page should follow the arena: it polls (or,
+    # without script, reloads) while the player is in an arena that has not closed
+    table = next((e["table"] for e in data["arenas"] if e["table"]), None)
+    following = table is not None or any(e["joined"] and e["state"] != "closed"
+                                         for e in data["arenas"])
     return render(request, "ranked/arena.html", status=status, error=error,
-                  arenas=data["arenas"], variants={v.value: n for v, n in VARIANT_PT.items()})
+                  arenas=data["arenas"], variants={v.value: n for v, n in VARIANT_PT.items()},
+                  my_table=table, following=following, refresh=ARENA_PAGE_REFRESH)
 
 
 def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -900,7 +1119,8 @@ def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamRespo
         try:
             await act(user.id, request.match_info["arena"])
         except StoreError as exc:
-            return await arena_page(request, error=_pt(exc), status=_status_of(exc))
+            return await arena_page(request, error=await _refusal_pt(request, user, exc),
+                                    status=_status_of(exc))
         return _see_other("/arena")
 
     return view
@@ -1212,20 +1432,21 @@ def setup(app: web.Application) -> None:
     r.add_post("/api/ranked/operator/abandonments/{record}/decision", api_decide,
                name="ranked_decide")
     r.add_get("/api/ranked/operator/audit", api_audit, name="ranked_audit")
-    r.add_get("/ranked", ranked_page, name="ranked_page")
+    r.add_get("/ranked", _signed_in(ranked_page), name="ranked_page")
     r.add_post("/ranked/queue", ranked_join_form, name="ranked_join_form")
     r.add_post("/ranked/queue/leave", ranked_leave_form, name="ranked_leave_form")
-    r.add_get("/me", me_page, name="me_page")
+    r.add_get("/me", _signed_in(me_page), name="me_page")
     r.add_post("/me/abandonments/{record}/appeal", appeal_form, name="appeal_form")
     r.add_get("/leaderboard", leaderboard_page, name="leaderboard_page")
-    r.add_get("/arena", arena_page, name="arena_page")
+    r.add_get("/arena", _signed_in(arena_page), name="arena_page")
     r.add_post("/arena", arena_create_form, name="arena_create_form")
     r.add_post("/arena/{arena}/join", _arena_form(True), name="arena_join_form")
     r.add_post("/arena/{arena}/leave", _arena_form(False), name="arena_leave_form")
-    r.add_get("/operator/abandonments", records_page, name="operator_records_page")
-    r.add_get("/operator/abandonments/{record}", record_page, name="operator_record_page")
+    r.add_get("/operator/abandonments", _signed_in(records_page), name="operator_records_page")
+    r.add_get("/operator/abandonments/{record}", _signed_in(record_page),
+              name="operator_record_page")
     r.add_post("/operator/abandonments/{record}/decision", decision_form,
                name="operator_decision_form")
-    r.add_get("/operator/audit", audit_page, name="operator_audit_page")
-    r.add_get("/operator/live-abandonments/{abandonment}", live_record_page,
+    r.add_get("/operator/audit", _signed_in(audit_page), name="operator_audit_page")
+    r.add_get("/operator/live-abandonments/{abandonment}", _signed_in(live_record_page),
               name="operator_live_record_page")

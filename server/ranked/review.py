@@ -356,8 +356,10 @@ async def decide(
         detail: dict[str, Any] = {"from": record.status.value}
         reversed_at = None
         if ruling.reverse:
-            detail |= await _reverse(conn, record)
+            # the decision's time (the transaction's `now()`, as `decided_at`): the rating's
+            # reversal row is dated when the points came back, not at the abandonment
             reversed_at = await conn.fetchval("SELECT now()")
+            detail |= await _reverse(conn, record, reversed_at)
         row = await conn.fetchrow(
             "UPDATE ranked_abandonments SET status = $2, appeal_answered = $3, "
             "decided_at = now(), decided_by = $4, reversed_at = coalesce($5, reversed_at) "
@@ -370,7 +372,7 @@ async def decide(
         return _record(row)
 
 
-async def _reverse(conn: Conn, record: AbandonmentRecord) -> dict[str, Any]:
+async def _reverse(conn: Conn, record: AbandonmentRecord, at: datetime) -> dict[str, Any]:
     try:
         posting = await ledger.reverse_forfeit(conn, record.match_ref, record.user_id)
         chips = posting.amount_for(ledger.wallet(record.user_id))
@@ -380,8 +382,7 @@ async def _reverse(conn: Conn, record: AbandonmentRecord) -> dict[str, Any]:
             raise
         chips = 0
     change = await ratings.reverse_match(
-        conn, f"abandonment:{record.id}", record.user_id, record.match_ref,
-        record.abandoned_at,
+        conn, f"abandonment:{record.id}", record.user_id, record.match_ref, at,
     )
     return {"chips_returned": chips, "rating_returned": 0.0 if change is None else change.delta,
             "pause_lifted": record.paused_until is not None}
@@ -445,6 +446,24 @@ async def list_records(
         before_id, limit, match_prefix,
     )
     return tuple(_record(r) for r in rows)
+
+
+async def decisions(db: Db, record_ids: Sequence[int]) -> dict[int, tuple[AuditEntry, ...]]:
+    """The operators' decisions (uphold, overturn) on each of these records, oldest first, with
+    their notes and details (an overturn's: what it gave back); a record without one is absent.
+    What a player's own page shows them of the review: not who decided."""
+    ids = [check_id(i, "record", ReviewStoreError) for i in record_ids]
+    rows = await db.fetch(
+        "SELECT * FROM ranked_review_audit WHERE record_id = ANY($1::bigint[]) "
+        "AND action IN ('uphold', 'overturn') ORDER BY id",
+        ids,
+    )
+    found: dict[int, list[AuditEntry]] = {}
+    for r in rows:
+        found.setdefault(r["record_id"], []).append(AuditEntry(
+            r["id"], r["record_id"], None, None, r["action"], r["note"],
+            json.loads(r["detail"]), r["at"]))
+    return {record: tuple(entries) for record, entries in found.items()}
 
 
 async def audit_log(

@@ -30,15 +30,25 @@ function chainCommand(id, houseKey) {
   return houseKey ? `${command} --key ${houseKey}` : `${command}   # sem --key: fixe a chave publicada pela casa`;
 }
 
+/** `?table=<16 hex>`: that table's hands only (the ranked pages link a finished match here). */
+function askedTable() {
+  const asked = new URLSearchParams(window.location.search).get("table");
+  return asked && /^[0-9a-f]{16}$/.test(asked) ? asked : null;
+}
+
 async function load() {
   const houseKey = await fetchHouseKey();
+  const asked = askedTable();
   let mineTables = [];
-  try {
-    mineTables = (await api("GET", "/api/tables?mine=1")).tables.map((t) => t.id);
-  } catch (err) {
-    status.textContent = `Não foi possível carregar suas mesas: ${err.message}`;
+  if (!asked) {
+    try {
+      mineTables = (await api("GET", "/api/tables?mine=1")).tables.map((t) => t.id);
+    } catch (err) {
+      status.textContent = `Não foi possível carregar suas mesas: ${err.message}`;
+    }
   }
-  const ids = [...new Set([...playedHands().map((h) => h.table), ...mineTables])].slice(0, MAX_TABLES);
+  const ids = asked ? [asked]
+    : [...new Set([...playedHands().map((h) => h.table), ...mineTables])].slice(0, MAX_TABLES);
   if (ids.length === 0) {
     status.textContent = "Nenhuma mão ainda: jogue uma partida e ela aparece aqui.";
     return;
@@ -57,7 +67,8 @@ async function load() {
       el("ol", { class: "hand-list" }, records.slice().reverse().map(handRow))));
   }
   list.replaceChildren(...sections);
-  status.textContent = total ? `${total} mão(s) com registro público.` : "Nenhuma mão terminada ainda.";
+  status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público.`
+    : asked ? `Nenhuma mão terminada na mesa ${asked}.` : "Nenhuma mão terminada ainda.";
 }
 
 load();

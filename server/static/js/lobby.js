@@ -100,5 +100,19 @@ form.addEventListener("submit", async (event) => {
   }
 });
 
+/** Sent here by resigning a match (`?left=1`, `ranked`, `arena`): say so, and where to go on. */
+function leftNotice() {
+  const left = new URLSearchParams(window.location.search).get("left");
+  if (!left) return;
+  const links = {
+    ranked: [["/ranked", "Voltar à fila ranqueada"], ["/me", "Ver pontos e fichas"]],
+    arena: [["/arena", "Voltar à arena"]],
+  }[left] ?? [];
+  const parts = ["Você saiu da mesa; a partida foi dada como perdida."];
+  for (const [href, text] of links) parts.push(" ", el("a", { href }, text));
+  document.querySelector("main h1")?.before(el("p", { id: "left-notice", class: "notice", role: "status" }, ...parts));
+}
+
+leftNotice();
 refresh();
 setInterval(refresh, REFRESH_MS);

@@ -75,6 +75,8 @@ const state = {
   entropyRetries: new Map(), // hand -> re-sends after `unavailable` / `rate_limited`
   opened: false, // this socket opened (a refused one closes without)
   signalsSent: new Map(), // id -> label of my partner signals waiting for their ack
+  names: new Map(), // seat -> the last player seen there: who left is still named in the result
+  standingFor: null, // the match whose rating and chips change this page asked /api/me/standing for
 };
 // the house's published key (/api/key), fetched once: anchors and records must be signed by it
 const houseKey = fetchHouseKey();
@@ -593,7 +595,8 @@ function seatCount() {
 
 function seatName(seat) {
   if (seat === state.seat) return "Você";
-  const player = state.table?.players?.[seat];
+  const current = state.table?.players?.[seat];
+  const player = current && current.name === null ? state.names.get(seat) ?? current : current;
   // bots are all named "bot" by the server: told apart by seat ("Robô 2")
   const name = player ? playerName(player) : `Lugar ${seat + 1}`;
   const tag = seated() && teamOf(seat) === teamOf(state.seat) ? " (parceiro)" : "";
@@ -632,8 +635,9 @@ function spectatorTeam(team) {
   return `${team === 0 ? "A" : "B"} (${names.join(" e ")})`;
 }
 
-/** A team on the scoreboard: short. */
+/** A team on the scoreboard: short. 1x1 has no teams: the seat's player ("Você", "Robô 2", a name). */
 function teamShort(team) {
+  if (seatCount() === 2) return seatName(team);
   if (seated()) return team === teamOf(state.seat) ? "Nós" : "Eles";
   return `Dupla ${team === 0 ? "A" : "B"}`;
 }
@@ -862,9 +866,11 @@ function showSummary(view, handNumber) {
   $("summary").hidden = false;
 }
 
+/** A score with its sides named, mine first when I sit at the table ("Você 12 x 0 Robô 2", "Nós 3 x 5 Eles"). */
 function scoreText(score) {
-  if (variant() === "argentino") return `${teamShort(0)} ${malasBuenas(score[0])} x ${malasBuenas(score[1])} ${teamShort(1)}`;
-  return `${teamShort(0)} ${score[0]} x ${score[1]} ${teamShort(1)}`;
+  const first = seated() ? teamOf(state.seat) : 0;
+  const points = (team) => (variant() === "argentino" ? malasBuenas(score[team]) : String(score[team]));
+  return `${teamShort(first)} ${points(first)} x ${points(1 - first)} ${teamShort(1 - first)}`;
 }
 
 function showMatchOver(message) {
@@ -874,8 +880,38 @@ function showMatchOver(message) {
   if (message.winner === null) text = `Sem vencedor: ${why}.`;
   else if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${teamName(message.winner)} venceu — ${why}.`;
   else text = `${teamName(message.winner)} venceu — ${why}.`;
-  $("match-over-text").textContent = `${text} Placar final: ${message.score[0]} x ${message.score[1]}.`;
+  $("match-over-text").textContent = `${text} Placar final: ${scoreText(message.score)}.`;
   $("match-over").hidden = false;
+}
+
+/** At a ranked table, what the match moved for me: the rating and chips lines /me shows
+ * (GET /api/me/standing), once the match is settled (right after it ends; a few tries). */
+async function showStanding(match) {
+  if (state.standingFor === match) return;
+  state.standingFor = match;
+  const ref = `ranked:${tableId}:${match}`;
+  const node = $("match-over-standing");
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    if (attempt) await new Promise((resolve) => { setTimeout(resolve, 1000 * attempt); });
+    let standing;
+    try {
+      standing = await api("GET", "/api/me/standing");
+    } catch {
+      continue;
+    }
+    // rated and paid in one transaction: the rating line says the match is settled
+    const rated = (standing.history ?? []).find((h) => h.match === ref && h.reason === "match");
+    if (!rated) continue;
+    const chips = (standing.chips?.ledger ?? []).filter((line) => line.match === ref)
+      .reduce((sum, line) => sum + line.amount, 0);
+    // as /me writes them: the rating with one decimal (a decimal comma), its change signed
+    const decimal = (n) => n.toFixed(1).replace(".", ",");
+    const delta = `${rated.delta >= 0 ? "+" : "−"}${decimal(Math.abs(rated.delta))}`;
+    node.textContent = `Classificação: ${decimal(rated.before)} → ${decimal(rated.after)} (${delta}). `
+      + `Fichas: ${chips > 0 ? "+" : chips < 0 ? "−" : ""}${Math.abs(chips)} (saldo ${standing.chips.balance}).`;
+    node.hidden = false;
+    return;
+  }
 }
 
 // --- rendering --------------------------------------------------------------------------------
@@ -891,6 +927,7 @@ function render() {
   root.dataset.busy = String(state.inFlight !== null);
   const table = state.table;
   if (!table) return;
+  for (const player of table.players ?? []) if (player.name !== null) state.names.set(player.seat, player);
   $("table-title").textContent = `Mesa ${VARIANT_NAME[table.variant]} ${table.seats === 2 ? "1x1" : "2x2"} (${KIND_NAME[table.kind] ?? table.kind})`;
   // a player in another tab sees in the tab's title that the table waits for them
   const myTurn = pendingFor(state.seat).length > 0;
@@ -940,6 +977,12 @@ function renderMatchOver(table) {
   }
   $("match-over").hidden = !over;
   if (over) showMatchOver(over);
+  // ranked and arena tables play one match: the way on is the queue or the arena
+  $("back-ranked").hidden = !over || table.kind !== "ranked";
+  $("back-arena").hidden = !over || table.kind !== "arena";
+  $("see-standing").hidden = !over || table.kind !== "ranked";
+  if (!over || table.kind !== "ranked" || !seated()) $("match-over-standing").hidden = true;
+  else showStanding(table.match);
 }
 
 function renderSeating(table) {
@@ -1264,17 +1307,40 @@ setInterval(() => {
 }, 250);
 
 $("start-match").addEventListener("click", () => lobby("start"));
+/** What resigning costs, said before it is confirmed (docs/RANKED.md: a lost match, its stake
+ * and rating; the abandonment record and its pauses). */
+function resignWarning(table) {
+  const four = table.seats === 4;
+  let text = `Sair agora é desistir: ${four ? "a sua dupla perde" : "você perde"} a partida.`;
+  if (table.kind === "ranked") {
+    const stake = Number(root.dataset.rankedStake);
+    const chips = stake > 0 ? `as ${stake} fichas apostadas` : "as fichas apostadas";
+    text += ` Numa mesa ranqueada ela conta como derrota: você perde ${chips} e pontos na classificação${four ? " (seu parceiro também)" : ""}.`;
+  } else if (table.kind === "arena") {
+    text += " Na arena ela conta como derrota (nenhum ponto; sua sequência de vitórias acaba) e você só volta a ser pareado quando entrar na arena de novo.";
+  }
+  if (table.kind === "ranked" || table.kind === "arena") {
+    text += " E fica um registro de abandono: a partir do 2º em 7 dias, você fica suspenso da fila ranqueada e da arena (15 min, depois 30 min, 1 h…, até 24 h).";
+  }
+  return `${text} Sair mesmo?`;
+}
+
 $("resign").addEventListener("click", async () => {
   // docs/PROTOCOL.md: leaving during a match is resigning, so ask first
-  if (!window.confirm("Sair agora é desistir: a sua dupla perde a partida. Sair mesmo?")) return;
-  if (await lobby("leave")) window.location.assign("/");
+  const table = state.table;
+  if (!table || !window.confirm(resignWarning(table))) return;
+  // the lobby says the match was given up (and, after a ranked or arena match, where to go on)
+  const competitive = table.kind === "ranked" || table.kind === "arena";
+  if (await lobby("leave")) window.location.assign(`/?left=${competitive ? table.kind : "1"}`);
 });
 $("rematch").addEventListener("click", () => lobby("rematch"));
 $("leave-table").addEventListener("click", async () => {
   if (await lobby("leave")) window.location.assign("/");
 });
 $("leave-finished").addEventListener("click", async () => {
-  if (await lobby("leave")) window.location.assign("/");
+  // after a ranked or arena match the way on is the queue or the arena, not the lobby
+  const back = { ranked: "/ranked", arena: "/arena" }[state.table?.kind] ?? "/";
+  if (await lobby("leave")) window.location.assign(back);
 });
 
 connect();

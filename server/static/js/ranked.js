@@ -1,0 +1,200 @@
+// The ranked queue page (/ranked) and the arena page (/arena) follow the player's state without
+// reloading under the keyboard focus: they poll the JSON API and update only their status
+// regions (polite live regions), and open the table the pairing formed for the player. Without
+// script the pages reload themselves (<noscript> refresh) and link to the table instead.
+
+import { api, csrf, el } from "./common.js";
+
+const WAITING = new Set(["inviting", "queued", "paired"]);
+const FOUND = "(Partida encontrada) ";
+// out of the queue the page still looks, less often, for an invitation or the end of a pause
+const IDLE_POLL_MS = 5000;
+// after a failed poll (the server restarting, the network away): try again, a bit later
+const RETRY_MS = 5000;
+
+function setText(node, text) {
+  if (node && node.textContent !== text) node.textContent = text;
+}
+
+/** The match was found: say so in the tab's title and go to the table. */
+function openTable(table, statusNode, text) {
+  if (!document.title.startsWith(FOUND)) document.title = FOUND + document.title;
+  if (statusNode) {
+    statusNode.replaceChildren(text + " ", el("a", { class: "button", href: `/t/${table}` }, "Ir para a mesa"));
+    statusNode.hidden = false;
+  }
+  window.location.assign(`/t/${table}`);
+}
+
+// --- /ranked ----------------------------------------------------------------------------------
+
+function queueShape(queue) {
+  return `${queue.state}:${queue.pause_remaining_s > 0 ? "paused" : "free"}`;
+}
+
+function invitationKey(invitation) {
+  return `${invitation.from}|${invitation.variant}|${invitation.seats}`;
+}
+
+function invitationItem(invitation, canAccept) {
+  const item = el("li", { class: "table-item", dataset: { key: invitationKey(invitation) } },
+    el("p", { class: "invitation-text", text: invitation.text }));
+  if (canAccept) {
+    item.append(el("form", { method: "post", action: "/ranked/queue" },
+      el("input", { type: "hidden", name: "csrf", value: csrf }),
+      el("input", { type: "hidden", name: "variant", value: invitation.variant }),
+      el("input", { type: "hidden", name: "seats", value: String(invitation.seats) }),
+      el("input", { type: "hidden", name: "partner", value: invitation.from }),
+      el("button", { type: "submit" }, `Aceitar o convite de ${invitation.from}`)));
+  } else {
+    item.append(el("p", { class: "muted", text: "Para aceitar, saia antes da fila (ou da mesa) em que você está." }));
+  }
+  return item;
+}
+
+function showInvitations(queue) {
+  const box = document.getElementById("queue-invitations");
+  const list = document.getElementById("queue-invitation-list");
+  if (!box || !list) return;
+  const wanted = queue.invitations.map(invitationKey);
+  const shown = [...list.children].map((li) => li.dataset.key);
+  if (wanted.join("\n") !== shown.join("\n")) {
+    // an invitation came or went: rebuilt (its buttons are new; nothing else holds the focus)
+    const canAccept = queue.state === "idle" && !(queue.pause_remaining_s > 0);
+    list.replaceChildren(...queue.invitations.map((inv) => invitationItem(inv, canAccept)));
+  } else {
+    queue.invitations.forEach((inv, i) => setText(list.children[i].querySelector(".invitation-text"), inv.text));
+  }
+  box.hidden = queue.invitations.length === 0;
+}
+
+function showQueueSizes(data) {
+  const box = document.getElementById("queue-sizes");
+  if (!box) return;
+  const names = { paulista: "Paulista", mineiro: "Mineiro", argentino: "Argentino" };
+  const lines = data.queues.map((q) => `${names[q.variant] ?? q.variant} ${q.seats === 2 ? "1x1" : "2x2"}: ${q.waiting} esperando`);
+  const shown = [...box.querySelectorAll("li")].map((li) => li.textContent);
+  if (lines.join("\n") === shown.join("\n") && (lines.length > 0 || box.querySelector("p"))) return;
+  box.replaceChildren(lines.length
+    ? el("ul", { class: "tables" }, lines.map((line) => el("li", { class: "table-item", text: line })))
+    : el("p", { class: "muted", text: "Ninguém na fila agora." }));
+}
+
+function formatWaited(seconds) {
+  const total = Math.ceil(Math.max(0, seconds));
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const secs = total % 60;
+  const two = (n) => String(n).padStart(2, "0");
+  if (hours) return `${hours} h ${two(minutes)} min`;
+  if (minutes) return `${minutes} min ${two(secs)} s`;
+  return `${secs} s`;
+}
+
+function queuePage(root) {
+  const shape = `${root.dataset.state}:${root.dataset.paused === "yes" ? "paused" : "free"}`;
+  if (root.dataset.state === "seated") return; // the table is linked; nothing to wait for
+  const waitMs = Number(root.dataset.pollMs) || 2000;
+  const stateNode = document.getElementById("queue-state");
+  const noticeNode = document.getElementById("queue-notice");
+
+  async function poll() {
+    let data;
+    try {
+      data = await api("GET", "/api/ranked/queue");
+    } catch (error) {
+      if (error.status === 401) {
+        window.location.reload(); // the session ended: the page shows the login
+        return;
+      }
+      setTimeout(poll, RETRY_MS);
+      return;
+    }
+    const queue = data.queue;
+    if (queue.state === "seated" && queue.table) {
+      setText(stateNode, queue.message);
+      stateNode.dataset.state = "seated";
+      openTable(queue.table, noticeNode, "Sua partida começou:");
+      return;
+    }
+    if (queueShape(queue) !== shape) {
+      // another situation (joined by the partner, back out of the queue, a pause over): its
+      // forms differ, so the page is loaded again, once
+      window.location.reload();
+      return;
+    }
+    setText(stateNode, queue.message);
+    noticeNode.hidden = !queue.notice;
+    setText(noticeNode, queue.notice ?? "");
+    setText(document.getElementById("queue-waited"), formatWaited(queue.waited_s));
+    if (queue.window) setText(document.getElementById("queue-window"), `até ${Math.round(queue.window)} pontos`);
+    showInvitations(queue);
+    showQueueSizes(data);
+    setTimeout(poll, WAITING.has(queue.state) ? waitMs : IDLE_POLL_MS);
+  }
+
+  setTimeout(poll, WAITING.has(root.dataset.state) ? waitMs : IDLE_POLL_MS);
+}
+
+// --- /arena -----------------------------------------------------------------------------------
+
+function arenaShape(arenas) {
+  return arenas.map((a) => `${a.id}:${a.state}:${a.joined}:${a.standings.length > 0}`).join(",");
+}
+
+function standingRow(s) {
+  const name = el("th", { scope: "row" }, s.player ?? "?");
+  if (s.on_fire) name.append(" ", el("span", { class: "badge", text: "em chamas" }));
+  return el("tr", {}, el("td", { text: String(s.rank) }), name, el("td", { text: String(s.points) }),
+    el("td", { text: String(s.wins) }), el("td", { text: String(s.games) }));
+}
+
+function arenaPage(root) {
+  if (root.dataset.follow !== "yes") return;
+  const waitMs = Number(root.dataset.pollMs) || 5000;
+  const known = root.dataset.table || null;
+  const tableNode = document.getElementById("arena-table");
+  const sections = [...document.querySelectorAll("section[data-arena]")];
+  const shape = arenaShape(sections.map((s) => ({
+    id: s.dataset.arena, state: s.dataset.arenaState,
+    joined: Boolean(s.querySelector('form[action$="/leave"]')),
+    standings: { length: s.querySelectorAll("tbody tr").length },
+  })));
+
+  async function poll() {
+    let data;
+    try {
+      data = await api("GET", "/api/ranked/arenas");
+    } catch (error) {
+      if (error.status === 401) {
+        window.location.reload();
+        return;
+      }
+      setTimeout(poll, RETRY_MS);
+      return;
+    }
+    const mine = data.arenas.find((a) => a.table)?.table ?? null;
+    if (mine && mine !== known) {
+      openTable(mine, tableNode, "Sua partida da arena começou: o relógio da mesa está correndo.");
+      return;
+    }
+    const shown = data.arenas.filter((a) => sections.some((s) => s.dataset.arena === a.id));
+    if (arenaShape(shown) !== shape || shown.length !== sections.length) {
+      window.location.reload(); // an arena started, ended, or the player left it
+      return;
+    }
+    for (const arena of shown) {
+      const body = document.getElementById(`standings-${arena.id}`);
+      if (body) body.replaceChildren(...arena.standings.map(standingRow));
+    }
+    if (known && !mine) tableNode.hidden = true; // that table is over; the next one will come
+    if (data.arenas.some((a) => a.joined && a.state !== "closed") || mine) setTimeout(poll, waitMs);
+  }
+
+  setTimeout(poll, waitMs);
+}
+
+const queueRoot = document.getElementById("queue-status");
+if (queueRoot) queuePage(queueRoot);
+const arenaRoot = document.getElementById("arena-follow");
+if (arenaRoot) arenaPage(arenaRoot);

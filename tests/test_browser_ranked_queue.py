@@ -1,0 +1,159 @@
+"""The ranked queue and arena pages in a real Chromium against the real server (real TCP port,
+real clock, the real ranked service and live house), as a player's review found them: the
+queue page polls without moving the keyboard focus and takes the player to the table once the
+match is found (without script it reloads itself and says so, with a link); the invited partner
+sees the invitation and accepts it; the arena page takes its player to the table formed for
+them and refreshes the standings."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+
+from server.ranked.service import RANKED
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    DESKTOP,
+    STEP_TIMEOUT_MS,
+    LiveServer,
+    browser_fixture,
+    live_server_fixture,
+    new_page,
+    signup,
+)
+from truco.variants import Variant
+
+pytestmark = pytest.mark.timeout(120)
+TABLE_URL = re.compile(r"/t/[0-9a-f]{16}$")
+
+
+async def join_queue(page: Page, live: LiveServer, seats: int = 2, partner: str = "") -> None:
+    await page.goto(live.url("/ranked"))
+    await page.get_by_label("Variante").select_option("paulista")
+    await page.get_by_label("Formato").select_option(str(seats))
+    if partner:
+        await page.get_by_label("Dupla (opcional, só no 2x2)").fill(partner)
+    await page.get_by_role("button", name="Entrar na fila").click()
+
+
+async def test_the_queue_page_keeps_the_focus_and_opens_the_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    live = live_server
+    ana, bia = await new_page(browser, live), await new_page(browser, live)
+    await signup(ana, live, "ana_q")
+    await signup(bia, live, "bia_q")
+    await join_queue(ana, live)
+    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    await expect(ana).to_have_title("Fila ranqueada · Barajamos")
+    leave = ana.get_by_role("button", name="Sair da fila")
+    await leave.focus()
+    await ana.evaluate("() => { window.notReloaded = true; }")
+    # two polls of the JSON API later the page was not reloaded and the focus stayed put
+    for _ in range(2):
+        async with ana.expect_response(lambda r: r.url.endswith("/api/ranked/queue")):
+            pass
+    await expect(ana.locator("#queue-notice")).to_contain_text("Ninguém mais está nesta fila")
+    assert await ana.evaluate("() => window.notReloaded === true")
+    await expect(leave).to_be_focused()
+    # bia comes: the pairing opens the table, and ana's page goes there by itself
+    await join_queue(bia, live)
+    await ana.wait_for_url(TABLE_URL)
+    await bia.wait_for_url(TABLE_URL)
+    assert ana.url == bia.url
+    await expect(ana.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    # back on the queue page (the match still on) it is said and linked, not followed
+    table = ana.url.rsplit("/", 1)[1]
+    await ana.goto(live.url("/ranked"))
+    await expect(ana).to_have_title("(Partida encontrada) Fila ranqueada · Barajamos")
+    await expect(ana.get_by_role("link", name="Sua partida começou: ir para a mesa")
+                 ).to_have_attribute("href", f"/t/{table}")
+
+
+async def test_without_script_the_queue_page_reloads_and_links_the_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    live = live_server
+    context = await browser.new_context(viewport=DESKTOP,  # type: ignore[arg-type]
+                                        java_script_enabled=False)
+    context.set_default_timeout(STEP_TIMEOUT_MS)
+    ana = await context.new_page()
+    bia = await new_page(browser, live)
+    await signup(ana, live, "ana_nojs")
+    await signup(bia, live, "bia_nojs")
+    await join_queue(ana, live)
+    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    await join_queue(bia, live)
+    await bia.wait_for_url(TABLE_URL)
+    # ana's page reloads itself (<noscript> refresh) and finds the match started
+    link = ana.get_by_role("link", name="Sua partida começou: ir para a mesa")
+    await expect(link).to_be_visible()
+    await expect(ana).to_have_title("(Partida encontrada) Fila ranqueada · Barajamos")
+    await expect(ana.locator("#queue-state")).to_contain_text("relógio")
+    assert ana.url.endswith("/ranked")
+    await link.click()
+    await ana.wait_for_url(TABLE_URL)
+    assert ana.url == bia.url
+    await context.close()
+
+
+async def test_the_invited_partner_sees_the_invitation_without_reloading(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    live = live_server
+    ana, gil = await new_page(browser, live), await new_page(browser, live)
+    await signup(ana, live, "ana_duo")
+    await signup(gil, live, "gil_duo")
+    await gil.goto(live.url("/ranked"))
+    await expect(gil.locator("#queue-state")).to_have_attribute("data-state", "idle")
+    await gil.get_by_label("Dupla (opcional, só no 2x2)").fill("typed before")
+    await join_queue(ana, live, seats=4, partner="gil_duo")
+    await expect(ana.locator("#queue-notice")).to_contain_text("O convite expira em")
+    # gil's page shows it at its next poll, without a reload (what gil typed stays)
+    invitation = gil.locator("#queue-invitations")
+    await expect(invitation).to_contain_text(
+        re.compile(r"ana_duo convidou você para uma dupla \(Paulista 2x2\); expira em \d+ min"))
+    await expect(gil.get_by_label("Dupla (opcional, só no 2x2)")).to_have_value("typed before")
+    await gil.get_by_role("button", name="Aceitar o convite de ana_duo").click()
+    await expect(gil.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    # ana's page follows: the duo is queued
+    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    await expect(ana.locator("dl.kv")).to_contain_text("gil_duo")
+
+
+async def test_the_arena_page_refreshes_and_takes_its_player_to_the_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    live = live_server
+    service = live.app[RANKED]
+    now = service.clock.now()
+    event = await service.create_arena(Variant.PAULISTA, 4, now, now + 3600)
+    names = ["ana_arena", "bia_arena", "caio_arena", "duda_arena"]
+    pages = [await new_page(browser, live) for _ in names]
+    await asyncio.gather(*(signup(p, live, n) for p, n in zip(pages, names, strict=True)))
+
+    async def join(page: Page) -> None:
+        await page.goto(live.url("/arena"))
+        await page.get_by_role("button", name="Entrar na arena").click()
+        await expect(page.get_by_role("button", name="Sair da arena")).to_be_visible()
+
+    ana = pages[0]
+    await join(ana)
+    await ana.evaluate("() => { window.notReloaded = true; }")
+    for page in pages[1:3]:
+        await join(page)
+    # a 2x2 table needs four: the standings on ana's page follow without a reload
+    await expect(ana.locator(f"#standings-{event.id} tr")).to_have_count(3)
+    assert await ana.evaluate("() => window.notReloaded === true")
+    await join(pages[3])
+    # the fourth completes a table: every page goes to it by itself
+    for page in pages:
+        await page.wait_for_url(TABLE_URL)
+    assert len({page.url for page in pages}) == 1
+    table = ana.url.rsplit("/", 1)[1]
+    await ana.goto(live.url("/arena"))
+    await expect(ana).to_have_title("(Partida encontrada) Arena · Barajamos")
+    await expect(ana.get_by_role("link", name="Ir para a mesa")).to_have_attribute(
+        "href", f"/t/{table}")
