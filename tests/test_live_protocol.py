@@ -391,6 +391,35 @@ async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callab
         await ana.close()
 
 
+async def test_one_user_may_hold_only_so_many_table_sockets(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a security review opened 400 sockets to one table with one account: each one multiplies
+    # the per-connection rate limit and holds server memory
+    live = await start_live(make_app, aiohttp_client, vclock, max_sockets_per_user=3)
+    ana, bia = await players(live.base, "ana", "bia")
+    table = await create_table(ana, "paulista", 2, "training")
+    url = live.base / f"ws/tables/{table['id']}"
+    try:
+        sockets = [await ana.ws(table["id"]) for _ in range(3)]
+        async with ana.session.get(url) as resp:
+            assert (resp.status, (await resp.json())["error"]) == (429, "too_many_sockets")
+        # another user is not limited by ana's sockets
+        other = await bia.ws(table["id"])
+        await other.close()
+        # a socket closed frees its place
+        await sockets.pop().close()
+        for _ in range(100):
+            if sum(live.house.user_sockets.values()) < 3:
+                break
+            await asyncio.sleep(0.01)
+        sockets.append(await ana.ws(table["id"]))
+        for ws in sockets:
+            await ws.close()
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 async def test_binary_frames_count_against_the_rate_limit(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     ana, _, ws = await _limited(make_app, aiohttp_client, vclock)

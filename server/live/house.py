@@ -89,6 +89,8 @@ class House:
         self.key_id = key_id_for(self.public_key)
         self.tables: dict[str, TableActor] = {}
         self.sockets: set[web.WebSocketResponse] = set()
+        # open table sockets per user (`LiveSettings.max_sockets_per_user`)
+        self.user_sockets: dict[int, int] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._pool: asyncpg.Pool | None = None
         self._writer: GroupWriter | None = None

@@ -90,6 +90,9 @@ class LiveSettings:
     # tables not yet started that one player may sit at when creating another: one player
     # cannot fill the lobby's list (it shows `list_limit` open tables) with tables of their own
     max_open_tables: int = 5
+    # table sockets one user may hold open at once (every tab of a table page holds one): one
+    # account cannot multiply the per-connection rate limit, or the memory a socket costs
+    max_sockets_per_user: int = 32
 
 
 def decision_seconds(config: Config, kind: TableKind) -> float:

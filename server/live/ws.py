@@ -230,6 +230,10 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     if actor.kind is TableKind.PRIVATE and not seated and invite != actor.invite:
         raise ApiError(403, "private_table", "This private table is for its players.")
     settings = house.settings
+    if house.user_sockets.get(user.id, 0) >= settings.max_sockets_per_user:
+        raise ApiError(429, "too_many_sockets",
+                       f"You already have {settings.max_sockets_per_user} table connections"
+                       " open: close some tabs first.")
     # no permessage-deflate: messages are small, and `Connection` writes plain text frames
     ws = web.WebSocketResponse(heartbeat=settings.heartbeat_seconds,
                                max_msg_size=settings.max_frame_bytes, compress=False)
@@ -239,6 +243,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
         return ws
     metrics = request.app[METRICS]
     house.sockets.add(ws)
+    house.user_sockets[user.id] = house.user_sockets.get(user.id, 0) + 1
     forget = track_socket(request, ws)
     metrics.connected_players.inc()
     conn = Connection(ws, transport, user.id, settings)
@@ -266,6 +271,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
         pass  # the table closed under us
     finally:
         house.sockets.discard(ws)
+        left = house.user_sockets.pop(user.id, 1) - 1
+        if left > 0:
+            house.user_sockets[user.id] = left
         forget()
         metrics.connected_players.dec()
         await conn.close()
