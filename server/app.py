@@ -7,6 +7,7 @@ Resources live in `app.cleanup_ctx` (the database: the given URL, or the embedde
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import re
@@ -22,7 +23,7 @@ from aiohttp import WSCloseCode, web
 from server import accounts
 from server.accounts import AccountError, PasswordCost, User
 from server.clock import Clock, SystemClock
-from server.config import Config
+from server.config import Config, IPAddress
 from server.db import EmbeddedPostgres, create_pool, migrate
 from server.metrics import Metrics
 
@@ -152,6 +153,33 @@ def time_filter(value: object, what: str, *, end: bool = False) -> datetime | No
     except (ValueError, OverflowError):
         raise ApiError(400, "bad_filter",
                        f"{what} must be an ISO 8601 date or time from year 1 to 9999.") from None
+
+
+def client_address(request: web.Request) -> str:
+    """The client's address: the connection's peer, or, when that peer is one of the configured
+    reverse proxies (`BARAJAMOS_TRUSTED_PROXIES`), the last address in X-Forwarded-For that is
+    not one of them (the proxies append: entries further left are the client's own say, which
+    anyone can forge). A header from anyone else is ignored."""
+    peer = request.remote or "unknown"
+    trusted = request.app[CONFIG].trusted_proxies
+    if not trusted or not _is_one_of(peer, trusted):
+        return peer
+    hops = [h.strip() for header in request.headers.getall("X-Forwarded-For", ())
+            for h in header.split(",")]
+    for hop in reversed(hops):
+        if not _is_one_of(hop, trusted):
+            try:
+                return str(ipaddress.ip_address(hop))
+            except ValueError:
+                return peer  # not an address: the proxies' chain is broken, keep the proxy's
+    return peer
+
+
+def _is_one_of(address: str, addresses: frozenset[IPAddress]) -> bool:
+    try:
+        return ipaddress.ip_address(address) in addresses
+    except ValueError:
+        return False
 
 
 def origin_allowed(request: web.Request) -> bool:
@@ -422,7 +450,7 @@ async def register(request: web.Request) -> web.Response:
 async def login(request: web.Request) -> web.Response:
     body = await read_body(request)
     user = await accounts.authenticate(request.app[POOL], body.get("name"), body.get("password"),
-                                       request.remote or "unknown")
+                                       client_address(request))
     return await _start_session(request, user)
 
 

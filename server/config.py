@@ -7,6 +7,7 @@ See docs/OPERATIONS.md for every setting.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
@@ -16,6 +17,9 @@ from enum import StrEnum
 from pathlib import Path
 
 SECRET_NAMES = ("cookie_key", "seed_key", "signing_key")
+
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class ConfigError(ValueError):
@@ -42,6 +46,9 @@ class Config:
     signing_key: bytes = field(default=b"", repr=False)
     # Origins allowed to open WebSockets and post forms; empty: the server's own host only
     allowed_origins: tuple[str, ...] = ()
+    # addresses of reverse proxies in front of the house: from one of them, the client's address
+    # is read from X-Forwarded-For (`server.app.client_address`); from anyone else it is ignored
+    trusted_proxies: frozenset[IPAddress] = frozenset()
     # cookies marked Secure (set when served over HTTPS)
     secure_cookies: bool = False
     log_level: str = "INFO"
@@ -78,6 +85,20 @@ def _key_from_hex(name: str, text: str) -> bytes:
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def parse_addresses(name: str, text: str) -> frozenset[IPAddress]:
+    """Comma-separated IP addresses (`10.0.0.2, ::1`); anything else names the setting."""
+    addresses: set[IPAddress] = set()
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            addresses.add(ipaddress.ip_address(part))
+        except ValueError:
+            raise ConfigError(f"{name} must be comma-separated IP addresses, not {part!r}"
+                              ) from None
+    return frozenset(addresses)
 
 
 def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]:
@@ -146,6 +167,9 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
         values["allowed_origins"] = tuple(
             o.strip() for o in env["BARAJAMOS_ALLOWED_ORIGINS"].split(",") if o.strip()
         )
+    if "BARAJAMOS_TRUSTED_PROXIES" in env:
+        values["trusted_proxies"] = parse_addresses("BARAJAMOS_TRUSTED_PROXIES",
+                                                    env["BARAJAMOS_TRUSTED_PROXIES"])
     if env.get("BARAJAMOS_SECURE_COOKIES", "").lower() in ("1", "true", "yes"):
         values["secure_cookies"] = True
     if "BARAJAMOS_LOG_LEVEL" in env:

@@ -24,6 +24,7 @@ from server.app import (
     PASSWORD_COST,
     POOL,
     ascii_uint,
+    client_address,
     csrf_token,
     current_user,
     end_session,
@@ -178,7 +179,7 @@ async def login_form(request: web.Request) -> web.Response:
     next_path = _safe_next(body.get("next"))
     try:
         user = await accounts.authenticate(request.app[POOL], name, password,
-                                           request.remote or "unknown")
+                                           client_address(request))
     except AccountError as exc:
         response = render(request, "home.html", status=exc.status,
                           login_error=account_error_pt(exc, password), login_name=name,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from aiohttp.test_utils import TestClient
 from server import accounts
 from server.app import POOL
 from server.clock import VirtualClock
+from server.config import ConfigError, from_env
 from tests.conftest import AppFactory, csrf, signup
 
 Client = TestClient  # type: ignore[type-arg]
@@ -142,6 +145,46 @@ async def test_a_name_locked_from_one_address_still_logs_in_from_another(
         assert await login(f"nobody{n}", "wrong pass 1", "10.0.2.1") == "bad_credentials"
     assert await login("bob", "correct horse 42", "10.0.2.1") == "rate_limited"
     assert await login("bob", "correct horse 42", "10.0.2.2") == "ok"
+
+
+@pytest.mark.parametrize("behind_proxy", [True, False])
+async def test_the_login_limit_counts_the_client_behind_a_trusted_proxy(
+    make_app: AppFactory, vclock: VirtualClock, aiohttp_client: Callable[..., Any],
+    behind_proxy: bool,
+) -> None:
+    # behind a reverse proxy every player's connection comes from the proxy: its own address
+    # would put them all under one login limit. From a configured proxy, the address it
+    # appended to X-Forwarded-For counts; from anyone else the header is ignored (forgeable)
+    proxies = frozenset({ipaddress.ip_address("127.0.0.1")}) if behind_proxy else frozenset()
+    client = await aiohttp_client(make_app(clock=vclock, trusted_proxies=proxies))
+    token = await signup(client, "gil")
+    await client.post("/api/logout", headers={"X-CSRF-Token": token})
+
+    async def login(password: str, forwarded: str) -> int:
+        resp = await client.post("/api/login", json={"name": "gil", "password": password},
+                                 headers={"X-CSRF-Token": token, "X-Forwarded-For": forwarded})
+        return resp.status
+
+    for _ in range(accounts.MAX_FAILURES_PER_PAIR):
+        assert await login("wrong pass 1", "10.0.0.1") == 401
+    # the client's own entries, left of the proxy's, are not believed
+    assert await login("correct horse 42", "10.0.0.2, 10.0.0.1") == 429
+    remotes = {r["remote"] for r in await client.app[POOL].fetch(
+        "SELECT remote FROM login_attempts")}
+    if behind_proxy:
+        assert remotes == {"10.0.0.1"}
+        assert await login("correct horse 42", "10.0.0.2") == 200
+    else:
+        assert remotes == {"127.0.0.1"}
+        assert await login("correct horse 42", "10.0.0.2") == 429
+
+
+def test_trusted_proxies_are_addresses(tmp_path: Path) -> None:
+    config = from_env({"BARAJAMOS_TRUSTED_PROXIES": "10.0.0.5, ::1,"}, data_dir=tmp_path)
+    assert config.trusted_proxies == {ipaddress.ip_address("10.0.0.5"),
+                                      ipaddress.ip_address("::1")}
+    with pytest.raises(ConfigError, match="BARAJAMOS_TRUSTED_PROXIES"):
+        from_env({"BARAJAMOS_TRUSTED_PROXIES": "10.0.0.0/8"}, data_dir=tmp_path)
 
 
 async def test_malformed_bodies_get_clear_errors(client: Client) -> None:
