@@ -6,6 +6,8 @@
 - CSRF: every state-changing request carries a token (form field `csrf` or header
   `X-CSRF-Token`) equal to HMAC(cookie_key, the browser's CSRF cookie). A page on another site can
   neither read the cookie nor compute the token. The Origin header, when sent, must be ours.
+  Every login and logout sets a new CSRF cookie (`server.app.rotate_csrf`), so a cookie planted
+  before the login is worth nothing after it.
 - Login attempts are recorded; too many failures within `RATE_WINDOW` answer 429 with
   Retry-After, before the password is even checked: for one name from one address (5), for one
   name from anywhere (50: guessing spread over addresses), or from one address (30: one address

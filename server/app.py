@@ -134,6 +134,15 @@ def csrf_token(request: web.Request) -> str:
     return accounts.csrf_token_for(request.app[CONFIG].cookie_key, request[_CSRF_COOKIE])
 
 
+def rotate_csrf(request: web.Request) -> str:
+    """A new CSRF cookie at every login and logout (the session middleware sets it on the
+    response); returns its token, which `csrf_token` gives from now on in this request. A CSRF
+    cookie someone planted before the login (a site on a sibling domain can set one) is then
+    worth nothing, and the token of the page before it no longer works."""
+    request[_CSRF_COOKIE] = accounts.new_csrf_cookie()
+    return csrf_token(request)
+
+
 def time_filter(value: object, what: str, *, end: bool = False) -> datetime | None:
     """A filter bound: an ISO date (a whole day: the end bound is the next midnight) or time
     (without a zone: UTC). Anything else, or a moment outside what PostgreSQL and Python both
@@ -367,8 +376,9 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
                 return page
             raise ApiError(403, "csrf_failed", "Missing or wrong CSRF token; reload the page.")
     response = await handler(request)
-    if fresh_csrf and not response.prepared:
-        accounts.set_cookie(response, accounts.CSRF_COOKIE, csrf_cookie,
+    if (fresh_csrf or request[_CSRF_COOKIE] != csrf_cookie) and not response.prepared:
+        # a new visitor's first cookie, or a new one after a login or logout (`rotate_csrf`)
+        accounts.set_cookie(response, accounts.CSRF_COOKIE, request[_CSRF_COOKIE],
                             secure=config.secure_cookies)
     return response
 
@@ -431,7 +441,8 @@ async def session_info(request: web.Request) -> web.Response:
 
 async def _start_session(request: web.Request, user: User, status: int = 200) -> web.Response:
     token = await accounts.open_session(request.app[POOL], user)
-    response = web.json_response({"user": _user_json(user), "csrf": csrf_token(request)},
+    # the answer carries the new CSRF token: the one before the login no longer works
+    response = web.json_response({"user": _user_json(user), "csrf": rotate_csrf(request)},
                                  status=status)
     accounts.set_cookie(response, accounts.SESSION_COOKIE, token,
                         secure=request.app[CONFIG].secure_cookies,
@@ -456,7 +467,7 @@ async def login(request: web.Request) -> web.Response:
 
 async def logout(request: web.Request) -> web.Response:
     await end_session(request)
-    response = web.json_response({"user": None})
+    response = web.json_response({"user": None, "csrf": rotate_csrf(request)})
     response.del_cookie(accounts.SESSION_COOKIE, path="/")
     return response
 

@@ -29,6 +29,7 @@ from server.app import (
     current_user,
     end_session,
     read_body,
+    rotate_csrf,
 )
 from truco.fairness import MAX_HAND_NUMBER
 
@@ -147,6 +148,7 @@ async def home(request: web.Request) -> web.Response:
 async def _open_session(request: web.Request, user: User, next_path: str) -> web.Response:
     token = await accounts.open_session(request.app[POOL], user)
     response = _redirect(next_path)
+    rotate_csrf(request)
     accounts.set_cookie(
         response, accounts.SESSION_COOKIE, token,
         secure=request.app[CONFIG].secure_cookies,
@@ -193,6 +195,7 @@ async def login_form(request: web.Request) -> web.Response:
 async def logout_form(request: web.Request) -> web.Response:
     await end_session(request)
     response = _redirect("/")
+    rotate_csrf(request)
     response.del_cookie(accounts.SESSION_COOKIE, path="/")
     return response
 

@@ -127,9 +127,12 @@ async def csrf(client: TestClient) -> str:  # type: ignore[type-arg]
 
 
 async def signup(client: TestClient, name: str, password: str = "correct horse 42") -> str:  # type: ignore[type-arg]
-    """Register and log in `name` on this client; return its CSRF token."""
+    """Register and log in `name` on this client; return its CSRF token (a new one: the login
+    changes it)."""
     token = await csrf(client)
     resp = await client.post("/api/register", json={"name": name, "password": password},
                              headers={"X-CSRF-Token": token})
     assert resp.status == 201, await resp.text()
-    return token
+    fresh = (await resp.json())["csrf"]
+    assert isinstance(fresh, str) and fresh != token
+    return fresh

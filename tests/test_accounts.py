@@ -21,6 +21,15 @@ from tests.conftest import AppFactory, csrf, signup
 Client = TestClient  # type: ignore[type-arg]
 
 
+async def logout(client: Client, token: str) -> str:
+    """Log out; the answer's CSRF token (a logout changes it, as a login does)."""
+    resp = await client.post("/api/logout", headers={"X-CSRF-Token": token})
+    assert resp.status == 200, await resp.text()
+    fresh = (await resp.json())["csrf"]
+    assert isinstance(fresh, str) and fresh != token
+    return fresh
+
+
 async def test_health_and_metrics(client: Client) -> None:
     resp = await client.get("/health")
     assert resp.status == 200
@@ -35,12 +44,20 @@ async def test_register_login_logout(client: Client) -> None:
     token = await signup(client, "ana")
     me = await (await client.get("/api/session")).json()
     assert me["user"]["name"] == "ana" and me["user"]["role"] == "player"
-    resp = await client.post("/api/logout", headers={"X-CSRF-Token": token})
-    assert resp.status == 200
+    old = token
+    token = await logout(client, token)
     assert (await (await client.get("/api/session")).json())["user"] is None
+    # the token before the logout no longer works; the one its answer gave does
+    resp = await client.post("/api/login", json={"name": "ANA", "password": "correct horse 42"},
+                             headers={"X-CSRF-Token": old})
+    assert resp.status == 403 and (await resp.json())["error"] == "csrf_failed"
     resp = await client.post("/api/login", json={"name": "ANA", "password": "correct horse 42"},
                              headers={"X-CSRF-Token": token})
     assert resp.status == 200
+    # and the login gives another one again, which the session API reports from now on
+    fresh = (await resp.json())["csrf"]
+    assert fresh != token
+    assert (await (await client.get("/api/session")).json())["csrf"] == fresh
     assert (await resp.json())["user"]["name"] == "ana"
     cookie = resp.cookies[accounts.SESSION_COOKIE]
     assert cookie["httponly"] and cookie["samesite"] == "Lax"
@@ -100,7 +117,7 @@ async def test_cross_origin_posts_are_refused(client: Client) -> None:
 
 async def test_bad_credentials_then_rate_limit(client: Client) -> None:
     token = await signup(client, "gil")
-    await client.post("/api/logout", headers={"X-CSRF-Token": token})
+    token = await logout(client, token)
     for _ in range(accounts.MAX_FAILURES_PER_PAIR):
         resp = await client.post("/api/login", json={"name": "gil", "password": "wrong pass 1"},
                                  headers={"X-CSRF-Token": token})
@@ -158,7 +175,7 @@ async def test_the_login_limit_counts_the_client_behind_a_trusted_proxy(
     proxies = frozenset({ipaddress.ip_address("127.0.0.1")}) if behind_proxy else frozenset()
     client = await aiohttp_client(make_app(clock=vclock, trusted_proxies=proxies))
     token = await signup(client, "gil")
-    await client.post("/api/logout", headers={"X-CSRF-Token": token})
+    token = await logout(client, token)
 
     async def login(password: str, forwarded: str) -> int:
         resp = await client.post("/api/login", json={"name": "gil", "password": password},
@@ -223,7 +240,7 @@ async def test_a_concurrent_burst_of_wrong_logins_gets_only_the_limit_checked(
     # counting the failures and recording the attempt were two steps with the password check
     # between them: 30 wrong passwords at once were all checked (limit 5)
     token = await signup(client, "gil")
-    await client.post("/api/logout", headers={"X-CSRF-Token": token})
+    token = await logout(client, token)
 
     async def attempt(i: int) -> int:
         resp = await client.post("/api/login", json={"name": "gil", "password": f"wrong pass {i}"},
@@ -244,7 +261,7 @@ async def test_a_concurrent_burst_of_wrong_logins_gets_only_the_limit_checked(
 
 async def test_a_good_login_is_recorded_as_a_success(client: Client) -> None:
     token = await signup(client, "ivo")
-    await client.post("/api/logout", headers={"X-CSRF-Token": token})
+    token = await logout(client, token)
     for password, status in (("wrong pass 1", 401), ("correct horse 42", 200)):
         resp = await client.post("/api/login", json={"name": "ivo", "password": password},
                                  headers={"X-CSRF-Token": token})
@@ -314,12 +331,13 @@ async def test_login_and_signup_only_go_on_to_a_local_path(client: Client,
                                                             next_path: str) -> None:
     # "/\evil.example" passed as a local path, and browsers read it as //evil.example
     await signup(client, "ana")
-    await client.post("/api/logout", headers={"X-CSRF-Token": await csrf(client)})
-    token = await csrf(client)
+    token = await logout(client, await csrf(client))
     resp = await client.post("/login", data={"name": "ana", "password": "correct horse 42",
                                              "csrf": token, "next": next_path},
                              allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"] == "/"
+    # the login changed the CSRF token: the page it leads to carries the new one
+    token = await csrf(client)
     resp = await client.post("/signup", data={"name": "bob", "password": "good one 123",
                                               "password2": "good one 123", "csrf": token,
                                               "next": next_path}, allow_redirects=False)
@@ -333,8 +351,7 @@ async def test_login_and_signup_only_go_on_to_a_local_path(client: Client,
 
 async def test_login_goes_on_to_a_local_path_with_its_query(client: Client) -> None:
     await signup(client, "ana")
-    await client.post("/api/logout", headers={"X-CSRF-Token": await csrf(client)})
-    token = await csrf(client)
+    token = await logout(client, await csrf(client))
     local = "/operator/abandonments?player=a&variant=paulista"
     resp = await client.post("/login", data={"name": "ana", "password": "correct horse 42",
                                              "csrf": token, "next": local},
@@ -364,3 +381,20 @@ async def test_an_unexpected_error_is_logged_and_answered_in_shape(
     resp = await client.get("/boom")
     assert resp.status == 500 and (await resp.json())["error"] == "internal_error"
     assert any(r.exc_info and "a bug" in str(r.exc_info[1]) for r in caplog.records)
+
+
+async def test_a_login_or_logout_by_form_changes_the_csrf_cookie(client: Client) -> None:
+    # the token was HMAC(key, CSRF cookie) for as long as the cookie lived: a cookie planted
+    # before the login (a site on a sibling domain can set one) kept working after it
+    await signup(client, "ana")
+    planted = await logout(client, await csrf(client))
+    resp = await client.post("/login", data={"name": "ana", "password": "correct horse 42",
+                                             "csrf": planted}, allow_redirects=False)
+    assert resp.status == 303 and accounts.CSRF_COOKIE in resp.cookies
+    refused = await client.post("/api/tables", json={}, headers={"X-CSRF-Token": planted})
+    assert (refused.status, (await refused.json())["error"]) == (403, "csrf_failed")
+    token = await csrf(client)
+    assert token != planted
+    resp = await client.post("/logout", data={"csrf": token}, allow_redirects=False)
+    assert resp.status == 303 and accounts.CSRF_COOKIE in resp.cookies
+    assert await csrf(client) != token

@@ -87,6 +87,7 @@ class Player:
                                      json={"name": self.name, "password": PASSWORD},
                                      headers={"X-CSRF-Token": self.csrf}) as resp:
             assert resp.status == 201, await resp.text()
+            self.csrf = (await resp.json())["csrf"]  # a login changes the CSRF token
         return self
 
     async def login(self) -> Player:
@@ -96,12 +97,16 @@ class Player:
                                      json={"name": self.name, "password": PASSWORD},
                                      headers={"X-CSRF-Token": self.csrf}) as resp:
             assert resp.status == 200, await resp.text()
+            self.csrf = (await resp.json())["csrf"]  # a login changes the CSRF token
         return self
 
     async def post(self, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
         async with self.session.post(self.base.join(URL(path)), json=body or {},
                                      headers={"X-CSRF-Token": self.csrf}) as resp:
-            return resp.status, await resp.json()
+            answer = await resp.json()
+            if isinstance(answer, dict) and isinstance(answer.get("csrf"), str):
+                self.csrf = answer["csrf"]  # a login or logout changes the CSRF token
+            return resp.status, answer
 
     async def get(self, path: str) -> tuple[int, Any]:
         async with self.session.get(self.base.join(URL(path))) as resp:

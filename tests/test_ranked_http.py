@@ -142,10 +142,12 @@ class House:
                                                                  "password": PASSWORD},
                                   headers={"X-CSRF-Token": token})
         assert resp.status == 201, await resp.text()
-        user_id = (await resp.json())["user"]["id"]
+        answer = await resp.json()
+        user_id = answer["user"]["id"]
         if operator:
             assert await set_role(self.pool, name, Role.OPERATOR)
-        return Player(name, user_id, session, base, token)
+        # the login changed the CSRF token: its answer carries the new one
+        return Player(name, user_id, session, base, answer["csrf"])
 
     async def players(self, *names: str) -> list[Player]:
         return [await self.player(name) for name in names]
