@@ -61,6 +61,8 @@ class ReviewTable(EngineTable):
     status: str = "playing"
     absent: list[int] = field(default_factory=list)
     automatic: list[int] = field(default_factory=list)
+    # seats whose player left the table since the match began (the server's `played_by`)
+    gone: set[int] = field(default_factory=set)
     people: set[int] = field(default_factory=set)
     signals: list[dict[str, str]] = field(default_factory=list)
     ws: WebSocketRoute | None = None
@@ -71,6 +73,9 @@ class ReviewTable(EngineTable):
                    abandon_limit=6 if self.kind in ("ranked", "arena") else 10)
         for player in out["players"]:
             player["bot"] = player["seat"] != self.seat and player["seat"] not in self.people
+            player["played_by"] = None if player["bot"] else player["name"]
+            if player["seat"] in self.gone:
+                player.update(name=None, connected=False)
         return out
 
     def on_message(self, ws: WebSocketRoute, text: str | bytes) -> None:
@@ -556,6 +561,12 @@ async def test_the_end_of_a_ranked_match_is_told_from_my_side_with_the_way_back(
     # the log's final score is told from my side too
     await expect(page.locator("#log")).to_contain_text(
         f"Placar final: Você {score[1]} x {score[0]} rival_f.")
+    # the rival leaves the finished table; after a reload the result still names them (it
+    # said "Lugar 1": the page had only remembered the name while open)
+    table.gone.add(0)
+    await page.reload()
+    await expect(text).to_contain_text(f"Placar final: Você {score[1]} x {score[0]} rival_f.")
+    await expect(page.locator("#match-over")).not_to_contain_text("Lugar 1")
     await page.context.close()
 
 

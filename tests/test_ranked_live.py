@@ -389,6 +389,8 @@ async def test_a_ranked_or_arena_table_never_reopens_after_a_player_leaves(
             _, body = await who.get(f"/api/tables/{tid}")
             assert body["table"]["status"] == "finished", body
             assert body["table"]["players"][1]["name"] == "bia"
+            # the seat ana left still says who played it: the result names her after a reload
+            assert [p["played_by"] for p in body["table"]["players"]] == ["ana", "bia"]
         # a reload still shows the end of the match: the snapshot's view has the outcome
         for who, seat in ((bia, 1), (eva, None)):
             again = await connect(who, tid, seat)
@@ -417,6 +419,7 @@ async def test_a_ranked_or_arena_table_never_reopens_after_a_player_leaves(
         _, body = await cid.get(f"/api/tables/{aid}")
         assert body["table"]["status"] == "finished"
         assert [p["name"] for p in body["table"]["players"]] == [None, "cid", None, "eva"]
+        assert [p["played_by"] for p in body["table"]["players"]] == ["ana", "cid", "dan", "eva"]
         pool = first.app[POOL]
         assert await pool.fetchval("SELECT status FROM live_tables WHERE id = $1",
                                    aid) == "finished"
@@ -431,9 +434,12 @@ async def test_a_ranked_or_arena_table_never_reopens_after_a_player_leaves(
     second = await start_live(make_app, aiohttp_client, vclock)
     bia, cid, eva = [await Player(second.base, n).login() for n in ("bia", "cid", "eva")]
     try:
-        for who, table_id in ((bia, tid), (cid, aid)):
+        for who, table_id, played in ((bia, tid, ["ana", "bia"]),
+                                      (cid, aid, ["ana", "cid", "dan", "eva"])):
             _, body = await who.get(f"/api/tables/{table_id}")
             assert body["table"]["status"] == "finished", body
+            # rebuilt from the match's lineup (migration 026)
+            assert [p["played_by"] for p in body["table"]["players"]] == played
         assert await _movements(second, tid) == ["hold", "payout"]
         # and their snapshot still says how the match ended (the final state is replayed)
         for who, table_id, seat, winner in ((bia, tid, 1, 1), (cid, aid, 1, 1)):

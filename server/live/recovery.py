@@ -88,6 +88,14 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
             bot=seat["bot"], rematch=seat["rematch"])
     actor.match_number = await conn.fetchval(
         "SELECT coalesce(max(number), 0) FROM live_matches WHERE table_id = $1", table_id)
+    # who played the match by seat (rows before migration 026 have no players: unnamed)
+    played = await conn.fetch(
+        "SELECT p.seat - 1 AS seat, u.name FROM live_matches m,"
+        " unnest(m.players) WITH ORDINALITY AS p(user_id, seat)"
+        " JOIN users u ON u.id = p.user_id WHERE m.table_id = $1 AND m.number = $2",
+        table_id, actor.match_number)
+    for row in played:
+        actor.played_by[row["seat"]] = row["name"]
 
     last = await conn.fetchrow(
         "SELECT hand, match_number, record, record_hash FROM live_hands"

@@ -294,7 +294,7 @@ class MatchResult:
 
 # what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
 _WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", "hand",
-            "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events")
+            "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by")
 
 
 @dataclass(slots=True)
@@ -381,6 +381,9 @@ class TableActor:
         self.deadlines: dict[DeadlineKey, Deadline] = {}
         self.absent: set[int] = set()
         self.streaks: dict[int, Streak] = {}
+        # who played each seat in the current (or last) match, by name (None: a bot, or no
+        # match yet): a result still names a player who left the table since
+        self.played_by: list[str | None] = [None] * config.seats
         self.empty_timers: dict[int, Timer] = {}
         self.entropy_timer: Timer | None = None
         self.bot_timers: dict[DeadlineKey, Timer] = {}
@@ -531,7 +534,7 @@ class TableActor:
             "owner": self.owner,
             "players": [
                 {"seat": i, "name": s.name, "bot": s.bot,
-                 "connected": s.bot or self.connected(i)}
+                 "connected": s.bot or self.connected(i), "played_by": self.played_by[i]}
                 for i, s in enumerate(self.seats)
             ],
             "score": list(self.score if self.state is None else self.state.score),
@@ -827,6 +830,7 @@ class TableActor:
              (self.id, number, at(self.now), [s.user_id for s in seats])),
         ])
         self.seats = seats
+        self.played_by = [s.name if s.human else None for s in seats]
         self.match_number = number
         self.status = TableStatus.PLAYING
         self.score = (0, 0)

@@ -596,7 +596,10 @@ function seatCount() {
 function seatName(seat) {
   if (seat === state.seat) return "Você";
   const current = state.table?.players?.[seat];
-  const player = current && current.name === null ? state.names.get(seat) ?? current : current;
+  // a seat emptied since: the name this page saw there, else who played it in this match (the
+  // server's `played_by`, also after a reload), else the seat's number
+  const played = current?.played_by ? { ...current, name: current.played_by } : current;
+  const player = current && current.name === null ? state.names.get(seat) ?? played : current;
   // bots are all named "bot" by the server: told apart by seat ("Robô 2")
   const name = player ? playerName(player) : `Lugar ${seat + 1}`;
   const tag = seated() && teamOf(seat) === teamOf(state.seat) ? " (parceiro)" : "";
