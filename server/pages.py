@@ -90,8 +90,11 @@ def account_error_pt(exc: AccountError, password: object) -> FormError:
 def decimal_pt(value: float, places: int = 1, sign: bool = False) -> str:
     """A number as pt-BR writes it, with a decimal comma: "+162,3" (the jinja filter
     `decimal_pt`). No thousands separator: the house writes ratings and chips as "1500"."""
+    if round(value, places) == 0:
+        value = 0.0  # not "-0,0"
     text = f"{value:+.{places}f}" if sign else f"{value:.{places}f}"
-    return text.replace(".", ",")
+    # the minus sign, as the table page writes it (not a hyphen)
+    return text.replace(".", ",").replace("-", "\u2212")
 
 
 def render(

@@ -227,4 +227,8 @@ async def test_my_hands_fits_a_phone_with_a_hand_listed(
         box = await command.bounding_box()
         assert box is not None and box["x"] + box["width"] <= 390, box
     await expect(page.locator("#hands-list section")).to_have_count(1)
+    # one table only, said so, with the way back to all of them
+    await expect(page.locator("#hands-status")).to_contain_text(f"da mesa {table_id}")
+    await expect(page.locator("#hands-status").get_by_role(
+        "link", name="Ver as mãos de todas as suas mesas")).to_have_attribute("href", "/me/hands")
     await screenshot(page, "my-hands-phone")

@@ -663,7 +663,7 @@ async def forfeit(house: House, table: str, users: Sequence[int], last: dict[str
 
 
 def pt(value: float, fmt: str = "{:+.1f}") -> str:
-    return fmt.format(value).replace(".", ",")
+    return fmt.format(value).replace(".", ",").replace("-", "\u2212")
 
 
 async def test_my_page_explains_each_record_and_what_an_overturn_gave_back(
@@ -728,7 +728,7 @@ async def test_my_page_explains_each_record_and_what_an_overturn_gave_back(
         "O seu tempo de decisão se esgotou 6 vezes seguidas",
         "Você saiu da mesa com a partida em andamento",
         f"Derrota: 50 fichas da aposta e {pt(lost)} pontos de classificação",
-        "2º abandono contado em 7 dias: suspensão de 15 min das filas ranqueadas",
+        "2º abandono contado em 7 dias: suspensão de 15 min da fila ranqueada e da arena",
         "1º abandono contado em 7 dias: sem suspensão",
         f'<a href="/h/{d2}/5">mão 5</a>',
         # the decision: the note, and what came back
@@ -750,7 +750,8 @@ async def test_my_page_explains_each_record_and_what_an_overturn_gave_back(
 
 def test_decimals_are_written_as_pt_br() -> None:
     assert decimal_pt(162.34, sign=True) == "+162,3"
-    assert decimal_pt(-229.25, sign=True) == "-229,2"
+    assert decimal_pt(-229.25, sign=True) == "\u2212229,2"  # a minus sign, not a hyphen
+    assert decimal_pt(-0.04) == "0,0" and decimal_pt(-0.04, sign=True) == "+0,0"
     assert decimal_pt(1581.66) == "1581,7" and decimal_pt(3.14159, 2) == "3,14"
 
 
@@ -831,8 +832,8 @@ async def test_a_paused_player_is_told_how_long_on_the_queue_page(house: House) 
     await settle_abandonment(house, "00000000000000d2", [ana.id, caio.id], 0)
     status = (await ana.json("/api/ranked/queue"))["queue"]
     assert status["state"] == "idle" and status["pause_remaining_s"] == 15 * 60
-    assert status["message"] == ("Você está suspenso das ranqueadas por abandonos repetidos: "
-                                 "faltam 15 min 00 s.")
+    assert status["message"] == ("Você está suspenso da fila ranqueada e da arena por abandonos"
+                                 " repetidos: faltam 15 min 00 s.")
     await house.clock.advance(2)
     page = await (await ana.get("/ranked")).text()
     assert "Fora da fila" not in page and "faltam 14 min 58 s" in page
@@ -840,8 +841,8 @@ async def test_a_paused_player_is_told_how_long_on_the_queue_page(house: House) 
     refused = await ana.post("/ranked/queue", form=QUEUE_FORM)
     text = await refused.text()
     assert refused.status == 409
-    assert ("Você está suspenso das ranqueadas por abandonos repetidos: faltam 14 min 58 s."
-            in text)
+    assert ("Você está suspenso da fila ranqueada e da arena por abandonos repetidos: faltam"
+            " 14 min 58 s." in text)
     # the arena's form says it too
     op = await house.player("judge", operator=True)
     arena = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2},

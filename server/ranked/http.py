@@ -122,8 +122,9 @@ ERROR_PT: Final = {
     "unknown_user": "Não existe jogador com esse nome.",
     "already_queued": "Você já está na fila ranqueada (ou numa mesa).",
     "not_queued": "Você não está na fila ranqueada.",
-    "paused": "Você está suspenso das ranqueadas por abandonos repetidos.",
-    "partner_paused": "A sua dupla está suspensa das ranqueadas por abandonos repetidos.",
+    "paused": "Você está suspenso da fila ranqueada e da arena por abandonos repetidos.",
+    "partner_paused": ("A sua dupla está suspensa da fila ranqueada e da arena por abandonos "
+                       "repetidos."),
     "partner_insufficient_chips": "A sua dupla não tem fichas suficientes para a aposta.",
     "in_arena": "Você já está numa arena (ou numa mesa dela): saia dela antes.",
     "insufficient_chips": "Você não tem fichas suficientes para a aposta da ranqueada.",
@@ -343,8 +344,8 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
     message = (PAIRED_OPENING_PT if status.state is QueueState.PAIRED
                and service.launcher is not None else STATE_PT[status.state])
     if status.state is QueueState.IDLE and paused > 0:
-        message = ("Você está suspenso das ranqueadas por abandonos repetidos: faltam "
-                   f"{_duration_pt(paused)}.")
+        message = ("Você está suspenso da fila ranqueada e da arena por abandonos repetidos: "
+                   f"faltam {_duration_pt(paused)}.")
     expires = None
     notice = None
     if status.state is QueueState.INVITING:

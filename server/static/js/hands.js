@@ -67,8 +67,12 @@ async function load() {
       el("ol", { class: "hand-list" }, records.slice().reverse().map(handRow))));
   }
   list.replaceChildren(...sections);
-  status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público.`
+  status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público${asked ? ` da mesa ${asked}` : ""}.`
     : asked ? `Nenhuma mão terminada na mesa ${asked}.` : "Nenhuma mão terminada ainda.";
+  if (asked) {
+    // one table only (a ranked match's link): said so, with the way back to all of them
+    status.append(" ", el("a", { href: "/me/hands" }, "Ver as mãos de todas as suas mesas"));
+  }
 }
 
 load();
