@@ -146,10 +146,15 @@ def _token_hash(token: str) -> bytes:
 
 async def register(
     pool: asyncpg.Pool, name: object, password: object, cost: PasswordCost,
-    role: Role = Role.PLAYER,
+    role: Role = Role.PLAYER, *, remote: str | None = None, per_hour: int = 0,
 ) -> User:
+    """A new account. Through the site (`remote` given, `per_hour` > 0) at most `per_hour` are
+    attempted from one address within an hour: each costs an Argon2id hash, and one address
+    should not fill the house with accounts (429 `too_many_accounts`, before the hash)."""
     name = check_name(name)
     password = check_password(password, name)
+    if remote is not None and per_hour > 0:
+        await _count_registration(pool, remote, per_hour)
     digest = await hash_password(password, cost)
     try:
         row = await pool.fetchrow(
@@ -163,10 +168,28 @@ async def register(
     return User(row["id"], row["name"], Role(row["role"]))
 
 
-# advisory lock classes (two-int keys): one name's, one address's login attempts; distinct
-# classes keep a name's key from ever colliding with an address's
+# advisory lock classes (two-int keys): one name's, one address's login attempts, one
+# address's registrations; distinct classes keep one kind of key from colliding with another
 _LOCK_LOGIN_NAME = 0x4C4E  # "LN"
 _LOCK_LOGIN_REMOTE = 0x4C52  # "LR"
+_LOCK_REGISTER_REMOTE = 0x5252  # "RR"
+REGISTRATION_WINDOW = timedelta(hours=1)
+
+
+async def _count_registration(pool: asyncpg.Pool, remote: str, per_hour: int) -> None:
+    """Record a registration attempt from `remote`, or refuse it when `per_hour` were made
+    from there within the last hour (counted under the address's lock, as logins are)."""
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                           _LOCK_REGISTER_REMOTE, remote)
+        made = await conn.fetchval(
+            "SELECT count(*) FROM registration_attempts"
+            " WHERE remote = $1 AND at > now() - $2::interval", remote, REGISTRATION_WINDOW)
+        if made >= per_hour:
+            raise AccountError("too_many_accounts",
+                               "Too many accounts created from this address; try again in an"
+                               " hour.", 429)
+        await conn.execute("INSERT INTO registration_attempts (remote) VALUES ($1)", remote)
 
 
 async def authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str) -> User:

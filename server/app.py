@@ -453,7 +453,8 @@ async def _start_session(request: web.Request, user: User, status: int = 200) ->
 async def register(request: web.Request) -> web.Response:
     body = await read_body(request)
     user = await accounts.register(request.app[POOL], body.get("name"), body.get("password"),
-                                   request.app[PASSWORD_COST])
+                                   request.app[PASSWORD_COST], remote=client_address(request),
+                                   per_hour=request.app[CONFIG].registrations_per_hour)
     log.info("registered", extra={"user": user.name})
     return await _start_session(request, user, status=201)
 

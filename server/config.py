@@ -53,6 +53,8 @@ class Config:
     secure_cookies: bool = False
     log_level: str = "INFO"
     password_cost: PasswordCostLevel = PasswordCostLevel.INTERACTIVE
+    # accounts the site creates from one address within an hour (0: no limit)
+    registrations_per_hour: int = 30
     # write batching (group commit) for table actions
     write_batch_max: int = 512
     # group commits in flight at once (each on a connection of its own)
@@ -159,6 +161,12 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
             if not 0 < number < float("inf"):  # NaN fails this too
                 raise ConfigError(f"{var} must be a positive number, not {env[var]!r}")
             values[name] = number
+    if "BARAJAMOS_REGISTRATIONS_PER_HOUR" in env:
+        text = env["BARAJAMOS_REGISTRATIONS_PER_HOUR"].strip()
+        if not text.isascii() or not text.isdigit():
+            raise ConfigError("BARAJAMOS_REGISTRATIONS_PER_HOUR must be a whole number, 0 for"
+                              f" no limit, not {text!r}")
+        values["registrations_per_hour"] = int(text)
     if "BARAJAMOS_DATA_DIR" in env:
         values["data_dir"] = Path(env["BARAJAMOS_DATA_DIR"])
     if env.get("DATABASE_URL"):

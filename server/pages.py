@@ -78,6 +78,10 @@ def account_error_pt(exc: AccountError, password: object) -> FormError:
             "password",
             "Senha fácil demais: evite senhas comuns, caracteres repetidos e o seu próprio nome.",
         )
+    if exc.code == "too_many_accounts":
+        return FormError(
+            "name", "Muitas contas criadas a partir deste endereço: tente de novo daqui a uma hora."
+        )
     if exc.code == "rate_limited":
         return FormError(
             "name", "Muitas tentativas erradas: espere alguns minutos e tente de novo."
@@ -170,7 +174,8 @@ async def signup_form(request: web.Request) -> web.Response:
                       signup_name=name, next=next_path)
     try:
         user = await accounts.register(request.app[POOL], name, password,
-                                       request.app[PASSWORD_COST])
+                                       request.app[PASSWORD_COST], remote=client_address(request),
+                                       per_hour=request.app[CONFIG].registrations_per_hour)
     except AccountError as exc:
         return render(request, "home.html", status=exc.status,
                       signup_error=account_error_pt(exc, password), signup_name=name,

@@ -398,3 +398,49 @@ async def test_a_login_or_logout_by_form_changes_the_csrf_cookie(client: Client)
     resp = await client.post("/logout", data={"csrf": token}, allow_redirects=False)
     assert resp.status == 303 and accounts.CSRF_COOKIE in resp.cookies
     assert await csrf(client) != token
+
+
+async def test_accounts_made_from_one_address_are_limited(
+    make_app: AppFactory, vclock: VirtualClock, aiohttp_client: Callable[..., Any],
+) -> None:
+    # a security review made 40 accounts from one address in 0.38 s: each costs an Argon2id
+    # hash at the interactive cost, and nothing bounded them
+    client = await aiohttp_client(make_app(clock=vclock, registrations_per_hour=3))
+    token = await csrf(client)
+    for n in range(3):
+        resp = await client.post("/api/register",
+                                 json={"name": f"new{n}", "password": "correct horse 42"},
+                                 headers={"X-CSRF-Token": token})
+        assert resp.status == 201, await resp.text()
+        token = await logout(client, (await resp.json())["csrf"])
+    resp = await client.post("/api/register",
+                             json={"name": "new3", "password": "correct horse 42"},
+                             headers={"X-CSRF-Token": token})
+    assert (resp.status, (await resp.json())["error"]) == (429, "too_many_accounts")
+    # the form says it in pt-BR, and nothing was made
+    resp = await client.post("/signup", data={"name": "new4", "password": "good one 123",
+                                              "password2": "good one 123", "csrf": token},
+                             headers={"Accept": "text/html"})
+    assert resp.status == 429 and "Muitas contas criadas" in await resp.text()
+    pool = client.app[POOL]
+    assert await pool.fetchval("SELECT count(*) FROM users") == 3
+    # neither a refused name (it costs no hash) nor a refusal counts as another attempt
+    resp = await client.post("/api/register", json={"name": "x", "password": "correct horse 42"},
+                             headers={"X-CSRF-Token": token})
+    assert (await resp.json())["error"] == "bad_name"
+    assert await pool.fetchval("SELECT count(*) FROM registration_attempts") == 3
+    # an hour later, accounts can be made again
+    await pool.execute("UPDATE registration_attempts SET at = at - interval '61 minutes'")
+    resp = await client.post("/api/register",
+                             json={"name": "new5", "password": "correct horse 42"},
+                             headers={"X-CSRF-Token": token})
+    assert resp.status == 201, await resp.text()
+
+
+def test_the_registration_limit_is_a_whole_number(tmp_path: Path) -> None:
+    assert from_env({}, data_dir=tmp_path).registrations_per_hour == 30
+    config = from_env({"BARAJAMOS_REGISTRATIONS_PER_HOUR": "0"}, data_dir=tmp_path)
+    assert config.registrations_per_hour == 0
+    for bad in ("-1", "ten", "2.5", "١٢"):
+        with pytest.raises(ConfigError, match="BARAJAMOS_REGISTRATIONS_PER_HOUR"):
+            from_env({"BARAJAMOS_REGISTRATIONS_PER_HOUR": bad}, data_dir=tmp_path)

@@ -30,6 +30,7 @@ const API_ERRORS = {
   rematch_not_allowed: "Mesas ranqueadas e de arena jogam uma partida só: entre na fila de novo.",
   matchmaker_table: "Os lugares das mesas ranqueadas e de arena são dados pela fila.",
   bad_characters: "O texto enviado tem um caractere que não é aceito; nada foi alterado.",
+  too_many_accounts: "Muitas contas criadas a partir deste endereço: tente de novo daqui a uma hora.",
   too_many_tables: "Você já está em mesas demais esperando jogadores: comece ou saia de uma delas antes de criar outra.",
   login_required: "Entre na sua conta primeiro.",
   csrf_failed: "Sessão expirada: recarregue a página.",
