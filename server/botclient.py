@@ -899,7 +899,12 @@ def main(argv: list[str]) -> int:
         print(f"barajamos bots: {exc}", file=sys.stderr)
         return 2
     except ProtocolError as exc:
-        print(f"barajamos bots: the server refused: {exc.code} ({exc.message})",
+        hint = ""
+        if exc.code == "too_many_accounts":
+            # the fleet makes one account per seat the first time (later runs log them in)
+            hint = ("; a fleet this large needs the house started with"
+                    " BARAJAMOS_REGISTRATIONS_PER_HOUR=0 (docs/OPERATIONS.md)")
+        print(f"barajamos bots: the server refused: {exc.code} ({exc.message}){hint}",
               file=sys.stderr)
         return 1
     except KeyboardInterrupt:

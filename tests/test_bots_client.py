@@ -233,6 +233,21 @@ async def test_cli_plays_and_prints_a_summary(make_app: AppFactory,
     assert "matches finished: 1 of 1" in capsys.readouterr().out
 
 
+async def test_cli_says_how_to_let_a_large_fleet_register(
+        make_app: AppFactory, aiohttp_server: ServerFactory,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from server.clock import VirtualClock
+
+    app = make_app(clock=VirtualClock(), registrations_per_hour=1)
+    server = await aiohttp_server(app)
+    argv = ["--url", str(server.make_url("/")), "--tables", "1", "--variant", "paulista",
+            "--seats", "4", "--kind", "private", "--pace", "0", "--name-prefix", "big",
+            "--password-prefix", "test-fleet"]
+    assert await asyncio.to_thread(main, argv) == 1
+    err = _one_line(capsys.readouterr().err)
+    assert "too_many_accounts" in err and "BARAJAMOS_REGISTRATIONS_PER_HOUR=0" in err
+
+
 def test_account_names_and_passwords_are_stable() -> None:
     first = bot_account("bot", "secret-prefix", 7)
     assert first == bot_account("bot", "secret-prefix", 7)
