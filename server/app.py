@@ -52,7 +52,6 @@ _ASCII_UINT = re.compile(r"[0-9]{1,18}")
 # PostgreSQL text cannot hold U+0000 (asyncpg: CharacterNotInRepertoireError), and no UTF-8 can
 # hold a lone UTF-16 surrogate (JSON's "\ud800" parses to one; encoding it fails): either,
 # anywhere in a request's text, is refused at the door, before any view or query sees it
-NUL = "\x00"
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 BAD_CHARACTERS = "bad_characters"
 

@@ -38,6 +38,7 @@ from truco import (
     Action,
     ActionKind,
     MatchConfig,
+    MatchState,
     Termination,
     Variant,
     forfeit,
@@ -50,6 +51,19 @@ from truco import (
 PHONE = {"width": 390, "height": 844}
 ABANDONED = "abandono (ações automáticas demais ou saída no meio da partida)"
 VECTORS = Path(__file__).resolve().parent.parent / "verifier" / "vectors"
+
+
+def paulista_1x1(score: tuple[int, int] = (0, 0)) -> MatchState:
+    """A Paulista 1x1 dealt by seat 1 (3C 4D 5S to me at seat 0, 2H 6D 7S to seat 1, vira KH)."""
+    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=score)
+    return start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))[0]
+
+
+def paulista_2x2() -> MatchState:
+    """A Paulista 2x2 dealt by seat 3 (3C 4D 5S to me at seat 0, vira 7C)."""
+    state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    return start_hand(state, dealt(3, hands, "7C"))[0]
 
 
 @dataclass
@@ -156,8 +170,7 @@ async def assert_match_over_mid_hand(page: Page) -> None:
 async def test_a_match_ended_by_abandonment_mid_hand_leaves_no_live_table(
     live_server: LiveServer, browser: Browser
 ) -> None:
-    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=(3, 5))
-    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    state = paulista_1x1(score=(3, 5))
     # my turn, my clock running, and the clock already acted for me (absent)
     table = ReviewTable(state, seat=0, names=["aban_0", "bot"], absent=[0])
     page = await open_table(live_server, browser, table, "aban_0", PHONE)
@@ -183,8 +196,7 @@ async def test_a_match_ended_by_abandonment_mid_hand_leaves_no_live_table(
 async def test_the_event_log_is_unnumbered_newest_first(
     live_server: LiveServer, browser: Browser
 ) -> None:
-    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1)
-    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    state = paulista_1x1()
     table = ReviewTable(state, seat=0, names=["log_0", "bot"],
                         script=[[Action(1, ActionKind.PLAY, card=parse_card("2H"))]])
     page = await open_table(live_server, browser, table, "log_0")
@@ -310,9 +322,7 @@ async def test_argentino_words_for_a_declined_truco(
 async def test_bots_are_told_apart_by_seat_in_a_2v2(
     live_server: LiveServer, browser: Browser
 ) -> None:
-    state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
-    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
-    state, _ = start_hand(state, dealt(3, hands, "7C"))
+    state = paulista_2x2()
     table = ReviewTable(state, seat=0, names=["quatro_0", "bot", "bot", "bot"], script=[[]])
     page = await open_table(live_server, browser, table, "quatro_0")
     players = page.locator("#players")
@@ -328,9 +338,7 @@ async def test_the_absent_notice_says_when_the_match_is_lost(
     live_server: LiveServer, browser: Browser
 ) -> None:
     for kind, limit, user in (("training", 10, "aus_treino"), ("ranked", 6, "aus_rank")):
-        state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
-        hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
-        state, _ = start_hand(state, dealt(3, hands, "7C"))
+        state = paulista_2x2()
         table = ReviewTable(state, seat=0, names=[user, "b1", "b2", "b3"], kind=kind,
                             absent=[0], automatic=[0, 0, 0, 0])
         page = await open_table(live_server, browser, table, user)
@@ -367,9 +375,7 @@ async def test_the_absent_notice_says_when_the_match_is_lost(
 async def test_a_partner_signal_sent_is_confirmed(
     live_server: LiveServer, browser: Browser
 ) -> None:
-    state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
-    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
-    state, _ = start_hand(state, dealt(3, hands, "7C"))
+    state = paulista_2x2()
     table = ReviewTable(state, seat=0, names=["sinal_0", "b1", "b2", "b3"],
                         signals=[{"code": "tres", "label": "Tenho três"}])
     page = await open_table(live_server, browser, table, "sinal_0")
@@ -472,8 +478,7 @@ async def test_the_resign_warning_says_what_is_lost_and_the_lobby_says_it_was(
 ) -> None:
     # a player review: at a 1x1 ranked table it said "a sua dupla perde a partida" and nothing
     # of the stake, the rating or the abandonment record; confirmed, the lobby said nothing
-    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1)
-    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    state = paulista_1x1()
     ranked = ReviewTable(state, seat=0, names=["desiste_r", "rival_r"], people={1},
                          kind="ranked")
     page = await open_table(live_server, browser, ranked, "desiste_r")
@@ -495,9 +500,7 @@ async def test_the_resign_warning_says_what_is_lost_and_the_lobby_says_it_was(
     await page.context.close()
 
     # a 2x2 arena: the team loses, no chips or rating but the arena's own stakes
-    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
-    state4 = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=3)
-    state4, _ = start_hand(state4, dealt(3, hands, "7C"))
+    state4 = paulista_2x2()
     arena = ReviewTable(state4, seat=0, names=["desiste_a", "b1", "b2", "b3"], people={1, 2, 3},
                         kind="arena")
     page = await open_table(live_server, browser, arena, "desiste_a")
@@ -524,8 +527,7 @@ async def test_the_end_of_a_ranked_match_is_told_from_my_side_with_the_way_back(
 ) -> None:
     # a player review: on team 1, "Vitória! … Placar final: 0 x 12", unlabelled, team 0 first;
     # only "Voltar às mesas" (the casual lobby); no rating or chips
-    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=(3, 9))
-    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    state = paulista_1x1(score=(3, 9))
     table = ReviewTable(state, seat=1, names=["rival_f", "fim_1"], people={0}, kind="ranked")
     page = await open_table(live_server, browser, table, "fim_1")
     # the match as the ranked service settles it: stakes held, paid to the winner, both rated
@@ -573,8 +575,7 @@ async def test_the_end_of_a_ranked_match_is_told_from_my_side_with_the_way_back(
 async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names_at_1x1(
     live_server: LiveServer, browser: Browser
 ) -> None:
-    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=(3, 9))
-    state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
+    state = paulista_1x1(score=(3, 9))
     table = ReviewTable(state, seat=0, names=["arena_0", "rival_a"], people={1}, kind="arena")
     page = await open_table(live_server, browser, table, "arena_0")
     table.abandon(1)

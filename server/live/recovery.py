@@ -86,16 +86,16 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
         actor.seats[seat["seat"]] = Seat(
             user_id=seat["user_id"], name="bot" if seat["bot"] else seat["name"],
             bot=seat["bot"], rematch=seat["rematch"])
-    actor.match_number = await conn.fetchval(
-        "SELECT coalesce(max(number), 0) FROM live_matches WHERE table_id = $1", table_id)
-    # who played the match by seat (rows before migration 026 have no players: unnamed)
-    played = await conn.fetch(
-        "SELECT p.seat - 1 AS seat, u.name FROM live_matches m,"
-        " unnest(m.players) WITH ORDINALITY AS p(user_id, seat)"
-        " JOIN users u ON u.id = p.user_id WHERE m.table_id = $1 AND m.number = $2",
-        table_id, actor.match_number)
-    for row in played:
-        actor.played_by[row["seat"]] = row["name"]
+    # the latest match and who played it by seat (a bot, or a row written before migration 026,
+    # which has no players: unnamed)
+    latest = await conn.fetchrow(
+        "SELECT m.number, array(SELECT u.name FROM unnest(m.players) WITH ORDINALITY"
+        " AS p(user_id, seat) LEFT JOIN users u ON u.id = p.user_id ORDER BY p.seat) AS names"
+        " FROM live_matches m WHERE m.table_id = $1 ORDER BY m.number DESC LIMIT 1", table_id)
+    if latest is not None:
+        actor.match_number = latest["number"]
+        for seat, name in enumerate(latest["names"][:config.seats]):
+            actor.played_by[seat] = name
 
     last = await conn.fetchrow(
         "SELECT hand, match_number, record, record_hash FROM live_hands"

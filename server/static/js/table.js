@@ -946,9 +946,9 @@ function render() {
   const competitive = table.kind === "ranked" || table.kind === "arena";
   const notice = $("notice");
   notice.hidden = over || !(me && state.absent.has(state.seat));
-  // RULES.md, Clocks: 6 automatic actions in a row at ranked and arena tables, 10 elsewhere; the
-  // server says its limit and the streak so far
-  const limit = table.abandon_limit ?? (competitive ? 6 : 10);
+  // RULES.md, Clocks: the server says its limit (6 at ranked and arena tables, 10 elsewhere) and
+  // the streak so far
+  const limit = table.abandon_limit;
   const done = me ? state.automatic[state.seat] ?? 0 : 0;
   const loses = table.seats === 4 ? "a sua dupla perde" : "você perde";
   notice.textContent = notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas (2 s) até você jogar de novo. "
