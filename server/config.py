@@ -69,6 +69,10 @@ class Config:
     vote_clock: float = 10.0
     absent_delay: float = 2.0
     empty_seat_cancel: float = 60.0
+    # an open or finished table nobody has had open (no socket) for this long closes, its seats
+    # freed (0: never): a house that runs for weeks does not keep every table a player walked
+    # away from in memory, in the lobby's lists and in the per-player table cap
+    idle_table_close: float = 1800.0
     entropy_window: float = 3.0
 
     @property
@@ -167,6 +171,12 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
             raise ConfigError("BARAJAMOS_REGISTRATIONS_PER_HOUR must be a whole number, 0 for"
                               f" no limit, not {text!r}")
         values["registrations_per_hour"] = int(text)
+    if "BARAJAMOS_IDLE_TABLE_MINUTES" in env:
+        text = env["BARAJAMOS_IDLE_TABLE_MINUTES"].strip()
+        if not text.isascii() or not text.isdigit():
+            raise ConfigError("BARAJAMOS_IDLE_TABLE_MINUTES must be a whole number of minutes, 0"
+                              f" to keep idle tables open, not {text!r}")
+        values["idle_table_close"] = 60.0 * int(text)
     if "BARAJAMOS_DATA_DIR" in env:
         values["data_dir"] = Path(env["BARAJAMOS_DATA_DIR"])
     if env.get("DATABASE_URL"):

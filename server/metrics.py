@@ -69,6 +69,10 @@ class Metrics:
             "barajamos_table_reloads", "Tables that re-read what was written after a write in"
             " doubt", registry=r
         )
+        self.idle_tables_closed = Counter(
+            "barajamos_idle_tables_closed", "Open or finished tables closed because nobody had"
+            " them open for BARAJAMOS_IDLE_TABLE_MINUTES", registry=r
+        )
         self.http_requests = Counter(
             "barajamos_http_requests", "HTTP requests", ["route", "status"], registry=r
         )

@@ -33,6 +33,7 @@ log = logging.getLogger("barajamos.live")
 
 # seconds before each new attempt at a settlement that failed (the database away)
 SETTLE_RETRIES = (5.0, 30.0, 120.0, 600.0)
+SWEEP_EVERY = 60.0  # seconds between two looks for idle tables (`House._sweep`)
 INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud safely
 
 
@@ -103,6 +104,7 @@ class House:
         # settlement pays and rates them even if a seat was emptied before the match ended
         self.lineups: dict[str, Lineup] = {}
         self._retry_timers: dict[str, Timer] = {}
+        self._sweep_timer: Timer | None = None  # the idle tables' sweep (`_sweep`)
         # set as the house closes every socket on its way down: the disconnections that follow
         # are the server's, and the evidence says so (`cause: server_shutdown`)
         self.shutting_down = False
@@ -161,7 +163,23 @@ class House:
                     except LiveError as exc:  # a database blip must not keep the house shut
                         log.error("unplayed table not closed",
                                   extra={"table": actor.id, "error": exc.code})
+        self._schedule_sweep()
         log.info("house started", extra={"run": self.run_id, "tables": len(self.tables)})
+
+    def _schedule_sweep(self) -> None:
+        limit = self.config.idle_table_close
+        if limit > 0:
+            self._sweep_timer = self.clock.call_at(
+                self.clock.now() + min(SWEEP_EVERY, limit / 2), self._sweep)
+
+    def _sweep(self) -> None:
+        """Every minute: each table unwatched for `idle_table_close` is told to close (it checks
+        again on its own actor, where the decision is its own)."""
+        now, limit = self.clock.now(), self.config.idle_table_close
+        for actor in list(self.tables.values()):
+            if actor.idle_for(now) >= limit:
+                actor.post(actor.close_idle)
+        self._schedule_sweep()
 
     async def close_sockets(self) -> None:
         self.shutting_down = True
@@ -169,6 +187,9 @@ class House:
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutdown")
 
     async def stop(self) -> None:
+        if self._sweep_timer is not None:
+            self._sweep_timer.cancel()
+            self._sweep_timer = None
         for timer in self._retry_timers.values():
             # an unsettled match stays unsettled until an operator settles it (idempotent)
             timer.cancel()

@@ -384,6 +384,10 @@ class TableActor:
         # who played each seat in the current (or last) match, by name (None: a bot, or no
         # match yet): a result still names a player who left the table since
         self.played_by: list[str | None] = [None] * config.seats
+        # when a socket of this table last opened or closed, or a player last sat, moved, asked
+        # for a rematch or left: an open or finished table unwatched for long closes
+        # (`close_idle`)
+        self.last_seen = house.clock.now()
         self.empty_timers: dict[int, Timer] = {}
         self.entropy_timer: Timer | None = None
         self.bot_timers: dict[DeadlineKey, Timer] = {}
@@ -639,6 +643,7 @@ class TableActor:
     # ----------------------------------------------------------------------------- sockets
 
     async def open_connection(self, conn: Connection) -> None:
+        self.last_seen = self.now
         seat = self._audience(conn)
         was_connected = seat is not None and self.connected(seat)
         self.connections.add(conn)
@@ -651,6 +656,7 @@ class TableActor:
         self._emit_table()
 
     async def close_connection(self, conn: Connection) -> None:
+        self.last_seen = self.now
         self.connections.discard(conn)
         self.subscribers.discard(conn)
         seat = self._audience(conn)
@@ -791,6 +797,7 @@ class TableActor:
         holder = Seat(user_id=user_id, name=name)
         await self._write([self._seat_statement(index, holder)])
         self.seats[index] = holder
+        self.last_seen = self.now
         self._log("joined", seat=index, user=name)
         self._emit_table()
 
@@ -805,6 +812,7 @@ class TableActor:
         await self._write([self._seat_statement(current, Seat()),
                                        self._seat_statement(index, self.seats[current])])
         self.seats[index], self.seats[current] = self.seats[current], Seat()
+        self.last_seen = self.now
         self._emit_table()
 
     async def start_match(self, user_id: int) -> None:
@@ -865,6 +873,7 @@ class TableActor:
         else:
             await self._write([self._seat_statement(seat, asking)])
             self.seats = seats
+            self.last_seen = self.now
             self._emit_table()
 
     async def leave(self, user_id: int) -> None:
@@ -891,10 +900,39 @@ class TableActor:
              (self.id, status.value, closed)),
         ])
         self.seats, self.status = seats, status
+        self.last_seen = self.now
         self._log("left", seat=seat)
         self._emit_table()
         if self.status is TableStatus.CLOSED:
             self.house.forget(self)
+
+    def idle_for(self, now: float) -> float:
+        """Seconds this table has stood open or finished with no socket on it (0 while a match
+        is in play, whose clocks end it anyway, or while anyone has it open)."""
+        if self.connections or self.status not in (TableStatus.OPEN, TableStatus.FINISHED):
+            return 0.0
+        return max(0.0, now - self.last_seen)
+
+    async def close_idle(self) -> None:
+        """Close a table nobody has had open for `Config.idle_table_close`: its seats are freed
+        and it leaves the house's memory and the lobby. What was played stays in the database
+        (records, results); a ranked or arena match was settled as it finished."""
+        limit = self.house.config.idle_table_close
+        idle = self.idle_for(self.now)
+        if limit <= 0 or idle < limit:
+            return  # someone came back since the house's sweep saw it idle
+        seats = [Seat() for _ in self.seats]
+        await self._write([
+            *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
+            ("UPDATE live_tables SET status = $2, closed_at = $3 WHERE id = $1",
+             (self.id, TableStatus.CLOSED.value, at(self.now))),
+        ])
+        was = self.status
+        self.seats, self.status = seats, TableStatus.CLOSED
+        self.house.metrics.idle_tables_closed.inc()
+        self._log("idle_closed", was=was.value, idle_seconds=round(idle))
+        self._emit_table()
+        self.house.forget(self)
 
     # ----------------------------------------------------------------------------- hands
 

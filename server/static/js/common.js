@@ -17,7 +17,7 @@ const API_ERRORS = {
   bad_mode: "Modo de decisão desconhecido.",
   bad_kind: "Esse tipo de mesa não pode ser criado aqui.",
   bad_seat: "Esse lugar não existe nesta mesa.",
-  table_not_found: "Mesa não encontrada (ou é privada e você não tem o convite).",
+  table_not_found: "Mesa não encontrada: foi fechada (todos saíram, ou ficou muito tempo sem ninguém) ou é privada e você não tem o convite.",
   wrong_invite: "Código de convite errado.",
   seat_taken: "Esse lugar já está ocupado.",
   already_seated: "Você já está sentado nesta mesa.",
