@@ -70,13 +70,19 @@ class User:
 
 
 class AccountError(ValueError):
-    """A refused account request; `code` is stable, `message` is for people."""
+    """A refused account request; `code` is stable, `message` is for people; `retry_after`:
+    the seconds after which a refused attempt (429) may succeed (its `Retry-After`)."""
 
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
+    def __init__(self, code: str, message: str, status: int = 400,
+                 retry_after: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str] | None:
+        return None if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +146,8 @@ async def verify_password(password_hash: str, password: str) -> bool:
     return await asyncio.get_running_loop().run_in_executor(None, work)
 
 
-def _token_hash(token: str) -> bytes:
+def token_hash(token: str) -> bytes:
+    """How a session token is kept (SHA-256): a leaked table hands out no live session."""
     return hashlib.sha256(token.encode()).digest()
 
 
@@ -188,7 +195,8 @@ async def _count_registration(pool: asyncpg.Pool, remote: str, per_hour: int) ->
         if made >= per_hour:
             raise AccountError("too_many_accounts",
                                "Too many accounts created from this address; try again in an"
-                               " hour.", 429)
+                               " hour.", 429,
+                               retry_after=int(REGISTRATION_WINDOW.total_seconds()))
         await conn.execute("INSERT INTO registration_attempts (remote) VALUES ($1)", remote)
 
 
@@ -223,6 +231,7 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
                 "rate_limited",
                 "Too many failed logins; try again in a few minutes.",
                 429,
+                retry_after=int(RATE_WINDOW.total_seconds()),
             )
         attempt = await conn.fetchval(
             "INSERT INTO login_attempts (name_lower, remote, succeeded) VALUES ($1, $2, false) "
@@ -239,25 +248,57 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
     return User(row["id"], row["name"], Role(row["role"]))
 
 
+async def change_password(
+    pool: asyncpg.Pool, user: User, current: object, new: object, cost: PasswordCost,
+    remote: str, session_token: str,
+) -> list[bytes]:
+    """Replace `user`'s password once `current` proves it is theirs, and end every other
+    session of theirs (a device someone else may hold); the session `session_token` stays.
+    Returns the hashes of the sessions ended (`token_hash`).
+
+    The current password is checked as a login is, under the same limits (a stolen session
+    cannot be used to guess it): a wrong one is 403 `wrong_password`, too many 429
+    `rate_limited`. Nothing changes on any refusal."""
+    if not isinstance(current, str) or not current:
+        raise AccountError("wrong_password", "Give your current password.", 403)
+    try:
+        await authenticate(pool, user.name, current, remote)
+    except AccountError as exc:
+        if exc.code != "bad_credentials":
+            raise
+        raise AccountError("wrong_password", "That is not your current password.",
+                           403) from None
+    password = check_password(new, user.name)
+    if password == current:
+        raise AccountError("same_password", "The new password is the one you have now.")
+    digest = await hash_password(password, cost)
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("UPDATE users SET password_hash = $2 WHERE id = $1", user.id, digest)
+        rows = await conn.fetch(
+            "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2 RETURNING token_hash",
+            user.id, token_hash(session_token))
+    return [bytes(row["token_hash"]) for row in rows]
+
+
 async def open_session(pool: asyncpg.Pool, user: User) -> str:
     token = secrets.token_urlsafe(32)
     await pool.execute(
         "INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at) "
         "VALUES ($1, $2, $3, now() + $4::interval)",
-        _token_hash(token), user.id, secrets.token_urlsafe(16), SESSION_LIFETIME,
+        token_hash(token), user.id, secrets.token_urlsafe(16), SESSION_LIFETIME,
     )
     return token
 
 
 async def close_session(pool: asyncpg.Pool, token: str) -> None:
-    await pool.execute("DELETE FROM sessions WHERE token_hash = $1", _token_hash(token))
+    await pool.execute("DELETE FROM sessions WHERE token_hash = $1", token_hash(token))
 
 
 async def user_for_token(pool: asyncpg.Pool, token: str) -> User | None:
     row = await pool.fetchrow(
         "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id "
         "WHERE s.token_hash = $1 AND s.expires_at > now()",
-        _token_hash(token),
+        token_hash(token),
     )
     return None if row is None else User(row["id"], row["name"], Role(row["role"]))
 

@@ -24,7 +24,7 @@ from server import accounts
 from server.accounts import AccountError, PasswordCost, User
 from server.clock import Clock, SystemClock
 from server.config import Config, IPAddress
-from server.db import EmbeddedPostgres, create_pool, migrate
+from server.db import DATABASE_UNREACHABLE, EmbeddedPostgres, create_pool, migrate
 from server.metrics import Metrics
 
 log = logging.getLogger("barajamos.http")
@@ -113,6 +113,23 @@ async def end_session(request: web.Request) -> None:
     await accounts.close_session(request.app[POOL], token)
     for ws in list(request.app[SESSION_SOCKETS].pop(token, ())):
         await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
+
+
+async def change_password(request: web.Request, current: object, new: object) -> int:
+    """The signed-in user's new password (`accounts.change_password`): every other session of
+    theirs ends, and the sockets those sessions opened close as at a logout; this session and
+    its sockets go on. Returns how many other sessions ended."""
+    user = require_user(request)
+    token = request.cookies.get(accounts.SESSION_COOKIE, "")
+    ended = set(await accounts.change_password(
+        request.app[POOL], user, current, new, request.app[PASSWORD_COST],
+        client_address(request), token))
+    sessions = request.app[SESSION_SOCKETS]
+    for other in [t for t in sessions if t != token and accounts.token_hash(t) in ended]:
+        for ws in list(sessions.pop(other, ())):
+            await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
+    log.info("password changed", extra={"user": user.name, "ended_sessions": len(ended)})
+    return len(ended)
 
 
 def require_user(request: web.Request) -> User:
@@ -288,8 +305,7 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
     try:
         return await handler(request)
     except AccountError as exc:
-        headers = {"Retry-After": "900"} if exc.status == 429 else None
-        raise ApiError(exc.status, exc.code, exc.message, headers) from exc
+        raise ApiError(exc.status, exc.code, exc.message, exc.headers()) from exc
     except ApiError as exc:
         if exc.error_code == "bad_form" and _is_browser_form(request):
             page = _error_page(request, 400, "Formulário inválido",
@@ -306,6 +322,20 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
             if page is not None:
                 return page
         raise
+    except DATABASE_UNREACHABLE as exc:
+        # the database did not answer (or the connection broke) outside a table's actor, whose
+        # writes say so themselves: a 503 to try again, not a bug's 500
+        log.warning("database unavailable", extra={"method": request.method,
+                                                   "path": request.path, "error": repr(exc)})
+        if request.writer.output_size > 0:
+            raise
+        if _wants_page(request):
+            page = _error_page(request, 503, "Serviço indisponível",
+                               "O banco de dados não respondeu. Tente de novo em instantes.")
+            if page is not None:
+                return page
+        return json_error(503, "unavailable", "The database did not answer; try again in a"
+                          " moment.")
     except web.HTTPException as exc:
         if exc.content_type == "application/json" or exc.status_code < 400:
             raise
@@ -465,6 +495,12 @@ async def login(request: web.Request) -> web.Response:
     return await _start_session(request, user)
 
 
+async def password(request: web.Request) -> web.Response:
+    body = await read_body(request)
+    ended = await change_password(request, body.get("current"), body.get("new"))
+    return web.json_response({"ended_sessions": ended})
+
+
 async def logout(request: web.Request) -> web.Response:
     await end_session(request)
     response = web.json_response({"user": None, "csrf": rotate_csrf(request)})
@@ -522,6 +558,7 @@ def create_app(
     app.router.add_post("/api/register", register, name="register")
     app.router.add_post("/api/login", login, name="login")
     app.router.add_post("/api/logout", logout, name="logout")
+    app.router.add_post("/api/me/password", password, name="password")
     # the live house (lobby, tables, WebSocket protocol, hand records) plugs in here
     from server.live import setup as setup_live
 

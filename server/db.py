@@ -21,6 +21,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import asyncpg
 import psutil
 
+# the database could not be reached (refused, reset, a connect timeout), or the connection
+# broke, as opposed to a statement it refused: a request that meets one is answered 503
+# `unavailable`, never 500 (not every OSError: a missing template is a bug)
+DATABASE_UNREACHABLE = (ConnectionError, TimeoutError, asyncpg.InterfaceError,
+                        asyncpg.PostgresConnectionError, asyncpg.exceptions.AdminShutdownError,
+                        asyncpg.exceptions.CannotConnectNowError)
+
 log = logging.getLogger("barajamos.db")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
@@ -213,9 +220,22 @@ def shown_dsn(dsn: str) -> str:
     return urlunsplit((parts.scheme, f"{user}@{host}" if user else host, parts.path, query, ""))
 
 
+class ConnectFailed(ConnectionError):
+    """The pool could not open a connection (a refused port, a missing socket file, a timeout):
+    the database is unreachable, whatever OSError said so (`DATABASE_UNREACHABLE`)."""
+
+
+async def _pool_connect(*args: Any, **kwargs: Any) -> asyncpg.Connection:
+    try:
+        return await asyncpg.connect(*args, **kwargs)
+    except OSError as exc:
+        raise ConnectFailed(exc.errno, exc.strerror or str(exc)) from exc
+
+
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 10) -> asyncpg.Pool:
     try:
-        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size,
+                                         connect=_pool_connect)
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise DatabaseUnreachable(f"cannot reach the database at {shown_dsn(dsn)}:"

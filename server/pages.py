@@ -24,6 +24,7 @@ from server.app import (
     PASSWORD_COST,
     POOL,
     ascii_uint,
+    change_password,
     client_address,
     csrf_token,
     current_user,
@@ -102,14 +103,16 @@ def decimal_pt(value: float, places: int = 1, sign: bool = False) -> str:
 
 
 def render(
-    request: web.Request, template: str, *, status: int = 200, **context: Any
+    request: web.Request, template: str, *, status: int = 200,
+    headers: dict[str, str] | None = None, **context: Any
 ) -> web.Response:
     env = request.app[JINJA]
     user = current_user(request)
     body = env.get_template(template).render(
         user=user, csrf=csrf_token(request), path=request.path, **context
     )
-    response = web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
+    response = web.Response(text=body, status=status, content_type="text/html", charset="utf-8",
+                            headers=headers)
     response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"
@@ -177,7 +180,7 @@ async def signup_form(request: web.Request) -> web.Response:
                                        request.app[PASSWORD_COST], remote=client_address(request),
                                        per_hour=request.app[CONFIG].registrations_per_hour)
     except AccountError as exc:
-        return render(request, "home.html", status=exc.status,
+        return render(request, "home.html", status=exc.status, headers=exc.headers(),
                       signup_error=account_error_pt(exc, password), signup_name=name,
                       next=next_path)
     return await _open_session(request, user, next_path)
@@ -191,12 +194,9 @@ async def login_form(request: web.Request) -> web.Response:
         user = await accounts.authenticate(request.app[POOL], name, password,
                                            client_address(request))
     except AccountError as exc:
-        response = render(request, "home.html", status=exc.status,
-                          login_error=account_error_pt(exc, password), login_name=name,
-                          next=next_path)
-        if exc.status == 429:
-            response.headers["Retry-After"] = "900"
-        return response
+        return render(request, "home.html", status=exc.status, headers=exc.headers(),
+                      login_error=account_error_pt(exc, password), login_name=name,
+                      next=next_path)
     return await _open_session(request, user, next_path)
 
 
@@ -253,6 +253,41 @@ async def my_hands(request: web.Request) -> web.Response:
     return render(request, "hands.html")
 
 
+def _password_error_pt(exc: AccountError, new: object) -> FormError:
+    """A refused password change, said in pt-BR, on the field to correct."""
+    if exc.code == "wrong_password":
+        return FormError("current", "Essa não é a sua senha atual.")
+    if exc.code == "rate_limited":
+        return FormError("current", "Muitas tentativas erradas: espere alguns minutos e tente"
+                                    " de novo.")
+    if exc.code == "same_password":
+        return FormError("new", "A nova senha é a mesma de agora: escolha outra.")
+    error = account_error_pt(exc, new)
+    return FormError("new", error.message) if error.field == "password" else error
+
+
+async def account_page(request: web.Request) -> web.Response:
+    if current_user(request) is None:
+        return _login_wall(request)
+    return render(request, "account.html")
+
+
+async def password_form(request: web.Request) -> web.Response:
+    if current_user(request) is None:
+        return _login_wall(request)
+    body = await read_body(request)
+    new = body.get("new")
+    if new != body.get("new2"):
+        return render(request, "account.html", status=400,
+                      error=FormError("new2", "As duas senhas novas não são iguais."))
+    try:
+        ended = await change_password(request, body.get("current"), new)
+    except AccountError as exc:
+        return render(request, "account.html", status=exc.status, headers=exc.headers(),
+                      error=_password_error_pt(exc, new))
+    return render(request, "account.html", changed=True, ended_sessions=ended)
+
+
 def setup(app: web.Application) -> None:
     app[JINJA] = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
@@ -270,4 +305,6 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/h/{table}/{hand}", hand_page, name="hand_page")
     app.router.add_get("/verify", verify_page, name="verify_page")
     app.router.add_get("/me/hands", my_hands, name="my_hands")
+    app.router.add_get("/account", account_page, name="account_page")
+    app.router.add_post("/account/password", password_form, name="password_form")
     app.router.add_static("/static/", STATIC_DIR, name="static", append_version=False)

@@ -126,7 +126,7 @@ async def test_bad_credentials_then_rate_limit(client: Client) -> None:
     # even the right password is refused while the name is rate limited
     resp = await client.post("/api/login", json={"name": "gil", "password": "correct horse 42"},
                              headers={"X-CSRF-Token": token})
-    assert resp.status == 429 and resp.headers["Retry-After"]
+    assert resp.status == 429 and resp.headers["Retry-After"] == "900"
 
 
 async def test_a_name_locked_from_one_address_still_logs_in_from_another(
@@ -417,11 +417,13 @@ async def test_accounts_made_from_one_address_are_limited(
                              json={"name": "new3", "password": "correct horse 42"},
                              headers={"X-CSRF-Token": token})
     assert (resp.status, (await resp.json())["error"]) == (429, "too_many_accounts")
+    assert resp.headers["Retry-After"] == "3600"  # the window is an hour (not the logins' 15 min)
     # the form says it in pt-BR, and nothing was made
     resp = await client.post("/signup", data={"name": "new4", "password": "good one 123",
                                               "password2": "good one 123", "csrf": token},
                              headers={"Accept": "text/html"})
     assert resp.status == 429 and "Muitas contas criadas" in await resp.text()
+    assert resp.headers["Retry-After"] == "3600"
     pool = client.app[POOL]
     assert await pool.fetchval("SELECT count(*) FROM users") == 3
     # neither a refused name (it costs no hash) nor a refusal counts as another attempt

@@ -17,6 +17,8 @@ from server.db import EmbeddedPostgres, migrate
 from tests.conftest import AppFactory
 from tests.test_live_fixes import drain
 from tests.test_live_helpers import (
+    PASSWORD,
+    Player,
     connect,
     create_table,
     fetch_chain,
@@ -83,6 +85,27 @@ async def test_the_house_rides_out_a_database_restart(
             answer = await mover.until("error", react=False)
             assert (answer["id"], answer["error"]) == ("down", "unavailable"), answer
             assert mover.last_seq == seq  # nothing happened at the table
+            # outside the tables too, what needs the database says it is unavailable (503),
+            # not a server bug (500): the session lookup, a new table, a login, a page
+            assert await ana.get("/api/session") == (503, {
+                "error": "unavailable",
+                "message": "The database did not answer; try again in a moment."})
+            status, body = await bia.post("/api/tables", {"variant": "paulista", "seats": 2,
+                                                          "kind": "private"})
+            assert (status, body["error"]) == (503, "unavailable")
+            stranger = Player(live.base, "cris")
+            try:
+                async with stranger.session.get(live.base / "api/session") as resp:
+                    assert resp.status == 200  # no session to look up: no database needed
+                    stranger.csrf = (await resp.json())["csrf"]
+                status, body = await stranger.post("/api/login", {"name": "ana",
+                                                                  "password": PASSWORD})
+                assert (status, body["error"]) == (503, "unavailable")
+            finally:
+                await stranger.close()
+            async with ana.session.get(live.base / "me/hands",
+                                       headers={"Accept": "text/html"}) as resp:
+                assert resp.status == 503 and "Serviço indisponível" in await resp.text()
 
             assert await loop.run_in_executor(None, database.start) == url
             await mover.send({"type": "action", "id": "up", "hand": mover.view_hand,

@@ -30,6 +30,7 @@ from typing import Any
 
 import asyncpg
 
+from server.db import DATABASE_UNREACHABLE
 from server.live.model import LiveError
 from server.metrics import Metrics
 
@@ -39,9 +40,7 @@ Statement = tuple[str, tuple[Any, ...]]
 Connect = Callable[[], Awaitable[asyncpg.Connection]]
 
 # the connection itself failed (as opposed to a statement the database refused)
-CONNECTION_ERRORS = (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError,
-                     asyncpg.exceptions.AdminShutdownError,
-                     asyncpg.exceptions.CannotConnectNowError)
+CONNECTION_ERRORS = (OSError, *DATABASE_UNREACHABLE)
 WRITE_ERRORS = (asyncpg.PostgresError, *CONNECTION_ERRORS)
 
 
