@@ -194,8 +194,7 @@ async def _count_registration(pool: asyncpg.Pool, remote: str, per_hour: int) ->
             " WHERE remote = $1 AND at > now() - $2::interval", remote, REGISTRATION_WINDOW)
         if made >= per_hour:
             raise AccountError("too_many_accounts",
-                               "Too many accounts created from this address; try again in an"
-                               " hour.", 429,
+                               "Too many sign-ups from this address; try again in an hour.", 429,
                                retry_after=int(REGISTRATION_WINDOW.total_seconds()))
         await conn.execute("INSERT INTO registration_attempts (remote) VALUES ($1)", remote)
 

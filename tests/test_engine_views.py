@@ -8,7 +8,19 @@ from typing import Any
 import pytest
 
 from tests.engine_support import begin, do, steps
-from truco import MatchState, action_to_json, hidden_cards_for, legal_actions, parse_card, view
+from truco import (
+    Action,
+    ActionKind,
+    MatchState,
+    action_to_json,
+    apply,
+    events_json,
+    hidden_cards_for,
+    legal_actions,
+    parse_card,
+    view,
+    views,
+)
 
 FOUR = [["3C", "2C", "4D"], ["4H", "5H", "6H"], ["AC", "KC", "JC"], ["AH", "KH", "JH"]]
 
@@ -113,8 +125,21 @@ def test_view_carries_state_and_legal_actions() -> None:
     assert seen["hand"]["turn"] is None  # nobody plays while the request waits
     assert seen["legal"] == [action_to_json(a) for a in legal_actions(state, 1)]
     assert {p["seat"] for p in seen["pending"]} == {1, 3}
-    state = do(state, 1, "accept")
-    assert view(state, 0)["hand"]["votes"] == {"1": "accept"}
+    after, events = apply(state, Action(1, ActionKind.ACCEPT))
+    assert view(after, 3)["hand"]["votes"] == {"1": "accept"}  # the partner reads it
+    assert view(after, 1)["hand"]["votes"] == {"1": "accept"}
+    # the other team and observers learn that seat 1 voted, not what (partner talk)
+    assert view(after, 0)["hand"]["votes"] == {"1": None}
+    assert view(after, None)["hand"]["votes"] == {"1": None}
+    assert views(after, (0, 1, 2, 3, None))[2]["hand"]["votes"] == {"1": None}
+    assert [e["vote"] for e in events_json(events, 3) if e["type"] == "vote_cast"] == ["accept"]
+    for viewer in (0, 2, None):
+        assert [e["vote"] for e in events_json(events, viewer)
+                if e["type"] == "vote_cast"] == [None]
+    # the team's answer, once the partners agree, is everybody's
+    answered, events = apply(after, Action(3, ActionKind.ACCEPT))
+    assert "raise_accepted" in [e["type"] for e in events_json(events, 0)]
+    assert view(answered, 0)["hand"]["value"] == 3
 
 
 def test_unknown_viewers_are_refused() -> None:

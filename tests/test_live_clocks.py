@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from yarl import URL
 
 from server.accounts import Role, set_role
 from server.app import POOL
@@ -337,6 +338,9 @@ async def test_team_vote_runs_out(live: Live, vclock: VirtualClock) -> None:
         assert {p["seat"] for p in split["view"]["pending"]} == {first, second}
         assert all(p["team_vote"] for p in split["pending"])
         assert split["pending"][0]["deadline_ms"] == ms(vclock.now() + 10.0)
+        # one clock for the team, and it names both partners: each may still change their vote
+        # (it named only the lower seat, and the other partner was never told it was their turn)
+        assert [sorted(p["seats"]) for p in split["pending"]] == [sorted([first, second])]
         await vclock.advance(10.0)
         for client in clients:
             await drain(client)
@@ -376,6 +380,48 @@ async def _four_at_a_raise(live: Live) -> tuple[list[Player], str, list[SeatClie
 def _votes(client: SeatClient) -> list[tuple[int, str, bool]]:
     return [(e["seat"], e["vote"], e["automatic"]) for m in client.received
             if m["type"] == "update" for e in m["events"] if e["type"] == "vote_cast"]
+
+
+async def test_a_vote_is_read_by_the_partner_alone(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock)
+    people, tid, clients, first, second = await _four_at_a_raise(live)
+    try:
+        seq = clients[first].last_seq
+        await clients[first].send({"type": "action", "id": 1, "action": {"do": "decline"}})
+        for client in clients:
+            await drain(client)
+        askers = [c for c in clients if c.seat is not None and c.seat % 2 != first % 2]
+        # the partner reads the verb, in the event and in the view, as the voter does
+        for client in (clients[first], clients[second]):
+            assert _votes(client) == [(first, "decline", False)]
+            assert client.view is not None
+            assert client.view["hand"]["votes"] == {str(first): "decline"}
+        # the team asking, and an observer, learn that a vote was cast, not what it was
+        _, body = await people[0].get(f"/api/tables/{tid}")
+        (eva,) = await players(live.base, "eva")
+        people.append(eva)
+        watcher = SeatClient(await eva.session.ws_connect(
+            live.base.join(URL(f"/ws/tables/{tid}?invite={body['table']['invite']}"))), None)
+        await watcher.hello()
+        for client in askers:
+            assert _votes(client) == [(first, None, False)]
+            assert client.view is not None
+            assert client.view["hand"]["votes"] == {str(first): None}
+        await drain(watcher)
+        snapshot = next(m for m in watcher.received if m["type"] == "snapshot")
+        assert snapshot["view"]["hand"]["votes"] == {str(first): None}
+        # and a catch-up replays each its own way
+        for client, verb in ((askers[0], None), (clients[second], "decline")):
+            again = SeatClient(await people[client.seat].ws(tid), client.seat,
+                               last_seq=seq, epoch=client.epoch)
+            await again.hello()
+            await drain(again)
+            assert _votes(again) == [(first, verb, False)], client.seat
+            await again.ws.close()
+    finally:
+        for person in people:
+            await person.close()
 
 
 async def test_a_disconnected_players_pending_vote_counts_as_decline(

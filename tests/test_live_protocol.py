@@ -283,8 +283,9 @@ async def test_entropy_refusals(live: Live) -> None:
                                ("ab" * 257, "bad_entropy"), (12, "bad_entropy")]:
             await ana.send({"type": "entropy", "id": "e", "hand": hand, "hex": hex_text})
             assert (await ana.until("error"))["error"] == code
-        await ana.send({"type": "entropy", "id": "e", "hand": hand + 1, "hex": "ab"})
-        assert (await ana.until("error"))["error"] == "entropy_closed"
+        for number in (hand + 1, float(hand), str(hand), True):  # the hand's number, exactly
+            await ana.send({"type": "entropy", "id": "e", "hand": number, "hex": "ab"})
+            assert (await ana.until("error"))["error"] == "entropy_closed", number
         await ana.send({"type": "entropy", "id": "ok", "hand": hand, "hex": "ab" * 256})
         received = await ana.until("entropy")
         assert received["seat"] == 0 and "hex" not in received

@@ -49,7 +49,7 @@ from truco.state import (
     RequestKind,
 )
 from truco.variants import MatchConfig, TeamMode, Variant, VariantRules, rules_for
-from truco.views import hidden_cards_for, view, views
+from truco.views import events_json, hidden_cards_for, view, views
 
 __all__ = [
     "CANONICAL_DECK",
@@ -97,6 +97,7 @@ __all__ = [
     "action_to_json",
     "apply",
     "check_deal",
+    "events_json",
     "forfeit",
     "hidden_cards_for",
     "legal_actions",

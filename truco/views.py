@@ -2,7 +2,8 @@
 
 `_sees_hand` says whose dealt cards a viewer may see; `_sees_play` says whether a card on the
 table is face up for the viewer. `view` renders only through them and `hidden_cards_for` is
-their complement, so a test over `hidden_cards_for` covers every view.
+their complement, so a test over `hidden_cards_for` covers every view. `_sees_vote` says whose
+votes on a pending answer a viewer may read: `view` and `events_json` render votes through it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from truco.actions import action_to_json
 from truco.cards import CANONICAL_DECK, Card
 from truco.envido import accepted_points, chain_name, declined_points
+from truco.events import Event, VoteCast
 from truco.match import legal_actions, pending
 from truco.state import HandKind, HandState, MatchState, Play, RequestKind
 from truco.variants import VariantRules
@@ -40,6 +42,25 @@ def _envido_shown(hand: HandState, owner: int) -> bool:
         and envido.result is not None
         and envido.result.winner_seat == owner
     )
+
+
+def _sees_vote(viewer: int | None, voter: int) -> bool:
+    """May `viewer` read how `voter` voted? Partners agree on an answer by their votes, which is
+    partner talk (RULES.md: signals go to the partner only): the other team and observers learn
+    that a vote was cast, and then the team's answer, never who wanted what."""
+    return viewer is not None and (viewer ^ voter) & 1 == 0
+
+
+def events_json(events: Iterable[Event], viewer: int | None) -> list[dict[str, Any]]:
+    """The events of one step as `viewer` may read them (a vote's verb only to the voter's
+    team)."""
+    out = []
+    for event in events:
+        data = event.to_json()
+        if isinstance(event, VoteCast) and not _sees_vote(viewer, event.seat):
+            data["vote"] = None
+        out.append(data)
+    return out
 
 
 def _sees_play(hand: HandState, viewer: int | None, play: Play) -> bool:
@@ -238,8 +259,13 @@ class _HandViews:
             if entry is None:
                 entry = self._players[owner, sees] = _player_json(hand, owner, sees)
             players.append(entry)
-        return {**self.before, "rounds": rounds, "table": table, "players": players,
-                **self.after}
+        shown = {**self.before, "rounds": rounds, "table": table, "players": players,
+                 **self.after}
+        votes = self.after["votes"]
+        if votes and not all(_sees_vote(viewer, int(voter)) for voter in votes):
+            shown["votes"] = {voter: verb if _sees_vote(viewer, int(voter)) else None
+                              for voter, verb in votes.items()}
+        return shown
 
 
 def views(state: MatchState, viewers: Iterable[int | None]) -> dict[int | None, dict[str, Any]]:

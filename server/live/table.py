@@ -60,9 +60,11 @@ from truco import (
     TeamMode,
     Termination,
     Variant,
+    VoteCast,
     action_from_json,
     action_to_json,
     apply,
+    events_json,
     forfeit,
     new_match,
     parse_signal,
@@ -205,6 +207,9 @@ class Deadline:
     team_vote: bool
     at: float
     timer: Timer
+    # every seat this clock runs for: `seat` alone, or both partners of a team vote (each may
+    # still change their vote, and each must be told the clock is theirs)
+    seats: tuple[int, ...] = ()
 
 
 @dataclass
@@ -242,6 +247,8 @@ class Logged:
     text: bytes
     dealt: DealtHand | None = None
     applied: int = 0
+    # an update with a vote in it: the voter's team and its own head (`text` is everyone else's)
+    team: tuple[int, bytes] | None = None
 
 
 class _Replay:
@@ -263,12 +270,14 @@ class _Replay:
         for action in dealt.actions[self._applied:entry.applied]:
             self._state, _ = apply(self._state, action)
         self._applied = entry.applied
-        return _with_view(entry.text, self._state, audience)
+        return _closed(_head(entry.text, entry.team, audience), view(self._state, audience))
 
 
-def _with_view(head: bytes, state: MatchState, audience: Audience) -> bytes:
-    """Close an update's shared head with the audience's view."""
-    return _closed(head, view(state, audience))
+def _head(public: bytes, team: tuple[int, bytes] | None, audience: Audience) -> bytes:
+    """An update's head for `audience`: its team's own when the update holds that team's vote."""
+    if team is not None and audience is not None and audience % 2 == team[0]:
+        return team[1]
+    return public
 
 
 def _closed(head: bytes, one_view: dict[str, Any]) -> bytes:
@@ -577,8 +586,8 @@ class TableActor:
 
     def _deadlines_json(self) -> list[dict[str, Any]]:
         return [
-            {"seat": d.seat, "kind": d.kind.value, "team_vote": d.team_vote,
-             "deadline_ms": ms(d.at)}
+            {"seat": d.seat, "seats": list(d.seats or (d.seat,)), "kind": d.kind.value,
+             "team_vote": d.team_vote, "deadline_ms": ms(d.at)}
             for d in sorted(self.deadlines.values(), key=lambda d: (d.at, d.seat))
         ]
 
@@ -591,16 +600,25 @@ class TableActor:
         state, hand, dealt = self.state, self.hand, self._dealt
         assert state is not None and hand is not None and dealt is not None
         self.seq += 1
-        head = orjson.dumps(
-            {"type": "update", "seq": self.seq, "hand": hand.number,
-             "events": [e.to_json() for e in events], "pending": self._deadlines_json(),
-             "absent": sorted(self.absent), "view": None},
-        )[:-len(b"null}")]
-        self.history.append(Logged(self.seq, head, dealt, len(hand.actions)))
+        pending, absent = self._deadlines_json(), sorted(self.absent)
+
+        def head_for(viewer: int | None) -> bytes:
+            return orjson.dumps(
+                {"type": "update", "seq": self.seq, "hand": hand.number,
+                 "events": events_json(events, viewer), "pending": pending,
+                 "absent": absent, "view": None},
+            )[:-len(b"null}")]
+
+        head = head_for(None)
+        # a vote's verb is for the voter's team alone (`truco.views._sees_vote`): that team's
+        # seats get a head of their own
+        voter = next((e.seat for e in events if isinstance(e, VoteCast)), None)
+        team = None if voter is None else (voter % 2, head_for(voter))
+        self.history.append(Logged(self.seq, head, dealt, len(hand.actions), team))
         if not self.subscribers:
             return self.seq
         audiences = {conn: self._audience(conn) for conn in self.subscribers}
-        texts = {audience: _closed(head, one)
+        texts = {audience: _closed(_head(head, team, audience), one)
                  for audience, one in views(state, audiences.values()).items()}
         for conn, audience in audiences.items():
             conn.send(texts[audience])
@@ -1022,7 +1040,8 @@ class TableActor:
         if seat is None:
             raise LiveError("not_seated", "Spectators send no entropy.", 403)
         hand, number, hex_text = self.hand, item.number, item.hex_text
-        if (hand is None or hand.phase is not HandPhase.ENTROPY or isinstance(number, bool)
+        # an integer, exactly (3.0 is not hand 3: every other number of the protocol is an int)
+        if (hand is None or hand.phase is not HandPhase.ENTROPY or type(number) is not int
                 or number != hand.number):
             raise LiveError("entropy_closed", "Not collecting entropy for that hand now.")
         if seat in taken:
@@ -1352,12 +1371,14 @@ class TableActor:
                     if bot_timer is not None:
                         bot_timer.cancel()
         wanted: dict[DeadlineKey, tuple[int, PendingKind, bool]] = {}
+        covered: dict[DeadlineKey, list[int]] = {}  # the seats each clock runs for
         # each seat the table decides for now (a bot; a disconnected voter, who declines), and
         # the deadline (its own, or its team's vote) covering it
         bots: dict[DeadlineKey, tuple[int, DeadlineKey]] = {}
         for p in pending(self.state):
             key: DeadlineKey = (("vote", p.seat % 2) if p.team_vote else (p.kind.value, p.seat))
             wanted.setdefault(key, (p.seat, p.kind, p.team_vote))
+            covered.setdefault(key, []).append(p.seat)
             if self.seats[p.seat].bot or self._declines_for(p):
                 bots[(p.kind.value, p.seat)] = (p.seat, key)
         for key in list(self.deadlines):
@@ -1378,6 +1399,7 @@ class TableActor:
                 when = self.now + seconds
                 timer = self.house.clock.call_at(when, self._deadline_callback(token))
                 self.deadlines[key] = Deadline(token, seat, kind, team_vote, when, timer)
+            self.deadlines[key].seats = tuple(covered[key])
         for bot_key, (seat, key) in bots.items():
             if bot_key not in self.bot_timers:
                 self._schedule_bot(bot_key, seat, self.deadlines[key].token)
