@@ -314,8 +314,14 @@ async def test_argentino_words_for_a_declined_truco(
         "Robô 2 disse no quiero: o outro lado marca 1 ponto."
     )
     await expect(page.locator("#summary-result")).to_have_text(
-        "Você marcou 1 ponto: o pedido foi recusado (no quiero)."
+        "Você marcou 1 ponto: Robô 2 disse no quiero."
     )
+    # the log's reason is in parentheses: it holds none of its own (it said "(… (no quiero))")
+    await expect(page.locator("#log")).to_contain_text(
+        "Fim da mão: Você marca 1 ponto (Robô 2 disse no quiero)."
+    )
+    text = await page.locator("#log").text_content() or ""
+    assert not re.search(r"\([^()]*\(", text), text
     await expect(page.locator("#log")).not_to_contain_text("correu")
 
 
@@ -376,7 +382,8 @@ async def test_a_partner_signal_sent_is_confirmed(
     live_server: LiveServer, browser: Browser
 ) -> None:
     state = paulista_2x2()
-    table = ReviewTable(state, seat=0, names=["sinal_0", "b1", "b2", "b3"],
+    # a person as partner: a bot partner is offered no signals (it ignores them)
+    table = ReviewTable(state, seat=0, names=["sinal_0", "b1", "par_0", "b3"], people={2},
                         signals=[{"code": "tres", "label": "Tenho três"}])
     page = await open_table(live_server, browser, table, "sinal_0")
     # the signal shows nowhere else on my page: once the server took it, it is said so
@@ -384,7 +391,8 @@ async def test_a_partner_signal_sent_is_confirmed(
     await expect(page.locator("#signal-sent")).to_have_text(
         "Sinal enviado ao parceiro: “Tenho três”."
     )
-    await expect(page.locator("#log")).to_contain_text("Você sinalizou ao parceiro: “Tenho três”.")
+    await expect(page.locator("#log")).to_contain_text(
+        "Você sinalizou ao parceiro: “Tenho três” (mão 1).")
 
 
 async def test_names_under_the_cards_wrap_and_the_mazo_drops_my_cards(
@@ -416,6 +424,11 @@ async def test_names_under_the_cards_wrap_and_the_mazo_drops_my_cards(
     )
     await expect(page.locator("#my-hand .card")).to_have_count(0)
     await expect(page.locator("#players")).to_contain_text("foi al mazo")
+    # my player line holds no cards either (it said "3 carta(s)")
+    me = page.locator('#players li[data-seat="0"]')
+    await expect(me).to_contain_text("Você · sem cartas")
+    await expect(me).not_to_contain_text("carta(s)")
+    await expect(page.locator('#players li[data-seat="2"]')).to_contain_text("2 cartas")
 
 
 async def test_a_1x1_table_has_no_teams_in_its_seats(

@@ -122,6 +122,15 @@ const SUIT_NAME_PT = { C: "paus", H: "copas", S: "espadas", D: "ouros" };
 const SUIT_NAME_ES = { C: "bastos", H: "copas", S: "espadas", D: "oros" };
 const RANK_NAME_PT = { Q: "valete", J: "cavalo", K: "rei", A: "ás" };
 const RANK_NAME_ES = { Q: "sota", J: "caballo", K: "rey", A: "as" };
+// What the corner of a card prints. The engine's letters Q / J / K are the valete (sota), the
+// cavalo (caballo) and the rei (rey); a Brazilian reads a printed "J" as valete, so the corners
+// use the numbers the Spanish-suited decks (and many Brazilian ones) print: 10, 11, 12.
+const RANK_CORNER = { Q: "10", J: "11", K: "12" };
+
+/** The rank as printed in a card's corner ("10" for the valete / sota, "7" for a seven). */
+export function cardCorner(card) {
+  return RANK_CORNER[card[0]] ?? card[0];
+}
 
 export function cardLabel(card, variant) {
   if (!card) return "carta virada";
@@ -138,7 +147,7 @@ export function cardFace(card, variant, extra = {}) {
   }
   const red = card[1] === "H" || card[1] === "D";
   return el("span", { class: `card${red ? " red" : ""}`, role: "img", "aria-label": cardLabel(card, variant),
-    dataset: { card } }, card[0], el("span", { class: "suit", "aria-hidden": "true" }, SUIT_SYMBOL[card[1]]));
+    dataset: { card } }, cardCorner(card), el("span", { class: "suit", "aria-hidden": "true" }, SUIT_SYMBOL[card[1]]));
 }
 
 /**

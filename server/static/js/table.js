@@ -77,6 +77,7 @@ const state = {
   signalsSent: new Map(), // id -> label of my partner signals waiting for their ack
   names: new Map(), // seat -> the last player seen there: who left is still named in the result
   standingFor: null, // the match whose rating and chips change this page asked /api/me/standing for
+  shownMatch: null, // the table's match number last rendered: a new one (a rematch) clears the last one's leftovers
 };
 // the house's published key (/api/key), fetched once: anchors and records must be signed by it
 const houseKey = fetchHouseKey();
@@ -241,17 +242,20 @@ function handle(message) {
         setContributionState(tableId, message.hand, "received");
       }
       break;
-    case "update":
+    case "update": {
       if (state.handInfo && state.handInfo.hand === message.hand && state.handInfo.phase === "entropy") {
         state.handInfo.phase = "playing";
         maybeSendEntropy(); // dealt: notes a contribution of mine that did not make it
       }
+      // the view before this update: the request a vote in it answered
+      const before = state.view;
       state.view = message.view;
       state.viewHand = message.hand;
       state.pending = message.pending ?? [];
       state.absent = new Set(message.absent ?? []);
-      for (const event of message.events) describeEvent(event, message.view, message.hand);
+      for (const event of message.events) describeEvent(event, message.view, message.hand, before);
       break;
+    }
     case "absent": {
       const already = state.absent.has(message.seat);
       if (message.absent) state.absent.add(message.seat);
@@ -288,7 +292,8 @@ function handle(message) {
         note.textContent = `Sinal enviado ao parceiro: “${label}”.`;
         clearTimeout(note.timer);
         note.timer = setTimeout(() => { note.textContent = ""; }, 8000);
-        log(`Você sinalizou ao parceiro: “${label}”.`);
+        const hand = state.viewHand ?? state.handInfo?.hand ?? null;
+        log(`Você sinalizou ao parceiro: “${label}”${hand === null ? "" : ` (mão ${hand})`}.`);
       }
       break;
     case "error":
@@ -298,9 +303,15 @@ function handle(message) {
       else if (message.error === "stale") showError(STALE_MOVE);
       else showError(apiMessage(message.error, message.message));
       break;
-    case "signal":
-      $("signal-received").textContent = `Parceiro: “${message.label}”`;
+    case "signal": {
+      const node = $("signal-received");
+      node.textContent = `Parceiro: “${message.label}”`;
+      // it belongs to the hand in play: a new hand (or match) clears it
+      const hand = state.viewHand ?? state.handInfo?.hand ?? null;
+      node.dataset.hand = hand === null ? "" : String(hand);
+      log(`${seatName(message.from)} sinalizou: “${message.label}”${hand === null ? "" : ` (mão ${hand})`}.`);
       break;
+    }
     default:
       break;
   }
@@ -659,8 +670,26 @@ function malasBuenas(points) {
   return `${points - 15} ${points - 15 === 1 ? "buena" : "buenas"}`;
 }
 
-function voteName(vote) {
-  return (variant() === "argentino" ? VOTE_NAMES_AR : VOTE_NAMES)[vote] ?? vote;
+/** Points the other side scores when the team at mão de onze / dez runs (RULES.md). */
+const SPECIAL_RUN_POINTS = { paulista: 1, mineiro: 2 };
+
+/**
+ * A vote in words, for the request `hand` was asked (its view): a raise names the step it asks
+ * for (`aumentar para seis`; Argentino calls it: `retruco`), and at a mão de onze / dez the
+ * answers are the buttons' words (`jogar a mão de dez`, `correr da mão de dez`).
+ */
+function voteName(vote, hand) {
+  if (vote === null || vote === undefined) return null; // another team's vote: only that it was cast
+  const arg = variant() === "argentino";
+  const request = hand?.request;
+  if (request?.kind === "special" && request.name) {
+    if (vote === "accept") return `jogar a ${request.name}`;
+    if (vote === "decline") return `correr da ${request.name}`;
+  }
+  if (vote === "raise" && hand?.next_raise?.name) {
+    return arg ? hand.next_raise.name : `aumentar para ${hand.next_raise.name}`;
+  }
+  return (arg ? VOTE_NAMES_AR : VOTE_NAMES)[vote] ?? vote;
 }
 
 /** An envido chain by its names: "EER" is "envido, envido, real envido". */
@@ -682,7 +711,9 @@ function handEndReason(result, view) {
     case "tied":
       return "as rodadas empataram";
     case "declined":
-      return arg ? "o pedido foi recusado (no quiero)" : "o pedido foi recusado (correu)";
+      // said without parentheses: the log puts the reason in parentheses ("Fim da mão: … (…).")
+      if (loser === null) return "o pedido foi recusado";
+      return arg ? `${teamMid(loser)} disse no quiero` : `${teamMid(loser)} correu do pedido`;
     case "ran":
       return `${loser === null ? "quem estava nela" : teamMid(loser)} correu da ${view?.hand?.special_name || "mão de onze"}`;
     case "fold":
@@ -738,11 +769,15 @@ function log(text) {
   while (list.children.length > 40) list.lastChild.remove();
 }
 
-function describeEvent(event, view, handNumber) {
+function describeEvent(event, view, handNumber, before = null) {
   const v = view?.variant ?? variant();
+  // the hand a vote answered: the request was pending in the view before the update
+  const voted = before?.hand?.request ? before.hand : view?.hand;
   switch (event.type) {
     case "hand_started":
-      // the previous hand's summary stays up (titled with its number) until this hand ends
+      // the previous hand's summary stays up (titled with its number) until this hand ends;
+      // the partner's last signal was about the previous hand
+      clearSignalReceived();
       log(`Mão ${handNumber}: ${seatName(event.dealer)} deu as cartas; ${seatMid(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
       break;
     case "card_played":
@@ -760,9 +795,11 @@ function describeEvent(event, view, handNumber) {
     case "vote_cast":
       // 1x1: no vote, the answer itself (raise_accepted, ...) is logged; only the clock's is said
       if ((view?.seats ?? seatCount()) === 4) {
-        log(`${seatName(event.seat)} votou: ${voteName(event.vote)}${event.automatic ? " (automático)" : ""}.`);
+        const verb = voteName(event.vote, voted);
+        log(`${seatName(event.seat)} votou${verb ? `: ${verb}` : ""}${event.automatic ? " (automático)" : ""}.`);
       } else if (event.automatic) {
-        log(`O relógio respondeu por ${seatMid(event.seat)}: ${voteName(event.vote)} (automático).`);
+        const verb = voteName(event.vote, voted);
+        log(`O relógio respondeu por ${seatMid(event.seat)}${verb ? `: ${verb}` : ""} (automático).`);
       }
       break;
     case "vote_expired":
@@ -931,6 +968,9 @@ function render() {
   const table = state.table;
   if (!table) return;
   for (const player of table.players ?? []) if (player.name !== null) state.names.set(player.seat, player);
+  // a new match at this table (a rematch): the last match's hand summary and signal are gone
+  if (state.shownMatch !== null && table.match !== state.shownMatch) newMatch();
+  state.shownMatch = table.match;
   $("table-title").textContent = `Mesa ${VARIANT_NAME[table.variant]} ${table.seats === 2 ? "1x1" : "2x2"} (${KIND_NAME[table.kind] ?? table.kind})`;
   // a player in another tab sees in the tab's title that the table waits for them
   const myTurn = pendingFor(state.seat).length > 0;
@@ -963,10 +1003,33 @@ function render() {
   const asked = (table.rematch ?? []).includes(state.seat);
   rematch.disabled = asked || lobbyPending.has("rematch");
   rematch.textContent = asked ? "Revanche pedida: esperando os outros" : "Revanche";
+  // who asked so far, for everybody to see (TableJson `rematch`: the seated people's seats; bots agree)
+  const people = (table.players ?? []).filter((p) => p.name !== null && !p.bot);
+  const askers = people.filter((p) => (table.rematch ?? []).includes(p.seat));
+  const rematchStatus = $("rematch-status");
+  rematchStatus.hidden = competitive || table.status !== "finished" || askers.length === 0;
+  rematchStatus.textContent = rematchStatus.hidden ? ""
+    : `${askers.length} de ${people.length} ${askers.length === 1 ? "pediu" : "pediram"} revanche: ${askers.map((p) => seatName(p.seat)).join(", ")}.`;
   // after the match, a seated player may also just leave (back to the lobby)
   const leave = $("leave-finished");
   leave.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
   leave.disabled = lobbyPending.has("leave");
+}
+
+/** A partner signal belongs to its hand: a new hand (or match) takes it off the screen. */
+function clearSignalReceived() {
+  const node = $("signal-received");
+  node.textContent = "";
+  node.dataset.hand = "";
+}
+
+/** A new match began at this table (a rematch): the previous one's last summary is not this match's. */
+function newMatch() {
+  state.summaryHand = null;
+  $("summary").hidden = true;
+  $("summary").dataset.hand = "";
+  $("summary-body").replaceChildren();
+  clearSignalReceived();
 }
 
 function renderMatchOver(table) {
@@ -1026,11 +1089,11 @@ function renderBoard() {
   // score
   const score = view.score;
   const arg = v === "argentino";
-  $("scoreboard").replaceChildren(
-    el("span", { class: "team", dataset: { team: 0 } }, `${teamShort(0)}: `, el("strong", { id: "score-0" }, String(score[0])), arg ? ` (${malasBuenas(score[0])})` : ""),
-    el("span", { class: "team", dataset: { team: 1 } }, `${teamShort(1)}: `, el("strong", { id: "score-1" }, String(score[1])), arg ? ` (${malasBuenas(score[1])})` : ""),
-    el("span", { class: "muted" }, ` até ${view.target}`),
-  );
+  // my side first when I sit at the table (as every score in words); spectators: team order
+  const first = seated() ? teamOf(state.seat) : 0;
+  const side = (team) => el("span", { class: "team", dataset: { team } }, `${teamShort(team)}: `,
+    el("strong", { id: `score-${team}` }, String(score[team])), arg ? ` (${malasBuenas(score[team])})` : "");
+  $("scoreboard").replaceChildren(side(first), side(1 - first), el("span", { class: "muted" }, ` até ${view.target}`));
   // hand info
   const info = [];
   if (hand) {
@@ -1093,7 +1156,8 @@ function markBusy(node) {
 }
 
 function pendingFor(seat) {
-  return state.pending.filter((p) => p.seat === seat);
+  // a team vote's clock runs for both partners (`seats`): each may still change their vote
+  return state.pending.filter((p) => (p.seats ?? [p.seat]).includes(seat));
 }
 
 function renderPlayers(view) {
@@ -1115,10 +1179,17 @@ function renderPlayers(view) {
     const clock = pend.length ? el("span", { class: "clock", dataset: { deadline: pend[0].deadline_ms } }, `${secondsLeft(pend[0].deadline_ms)} s`) : null;
     return el("li", { class: `player${pend.length ? " acting" : ""}${seat === state.seat ? " me" : ""}`, dataset: { seat } },
       el("strong", {}, seatName(seat)),
-      player ? ` · ${player.cards_left} carta(s)` : "",
+      player ? ` · ${cardsText(player)}` : "",
       notes.length ? el("span", { class: "muted" }, ` · ${notes.join(", ")}`) : "",
       clock ? " · " : "", clock);
   }));
+}
+
+/** A seat's cards on its player line: none once it went to the mazo (its cards were dropped). */
+function cardsText(player) {
+  const count = player.in_hand === false ? 0 : player.cards_left;
+  if (!count) return "sem cartas";
+  return count === 1 ? "1 carta" : `${count} cartas`;
 }
 
 function renderTurn(view) {
@@ -1168,14 +1239,25 @@ function renderRequest(view) {
       : `${pointsText(request.accepted_points)} para o melhor tanto`;
     parts.push(el("p", { id: "envido-worth" }, `Quiero: ${quiero}. No quiero: ${pointsText(request.declined_points)} para ${teamMid(request.team)}.`));
   } else {
-    parts.push(el("p", { class: "ask" }, `${capitalized(request.name)}: ${teamMid(request.answering_team)} decide se joga (vale ${request.value}) ou corre.`));
+    // RULES.md: running gives the other side 1 point (mão de onze) or 2 (Mineiro's mão de dez)
+    const run = SPECIAL_RUN_POINTS[view.variant ?? variant()];
+    const gives = run ? `; se correr, ${teamMid(1 - request.answering_team)} marca ${pointsText(run)}` : "";
+    parts.push(el("p", { class: "ask" }, `${capitalized(request.name)}: ${teamMid(request.answering_team)} decide se joga (vale ${request.value}) ou corre${gives}.`));
   }
   const votes = Object.entries(hand.votes ?? {});
   if (votes.length && view.seats === 4) {
     const teamVote = state.pending.find((p) => p.team_vote);
+    // the team deciding: mine says "a dupla", the others are named (their votes may be hidden)
+    const team = request.answering_team;
+    const who = seated() && team === teamOf(state.seat) ? "a dupla" : teamMid(team);
     parts.push(el("p", { id: "votes", class: "votes" }, "Votos: ",
-      votes.map(([s, vote]) => `${seatName(Number(s))}: ${voteName(vote)}`).join("; "),
-      teamVote ? ` — a dupla discorda: ${secondsLeft(teamVote.deadline_ms)} s para combinar` : ""));
+      votes.map(([s, vote]) => {
+        const verb = voteName(vote, hand);
+        return verb ? `${seatName(Number(s))}: ${verb}` : `${seatName(Number(s))} votou`;
+      }).join("; "),
+      // a live countdown: the 250 ms ticker updates every `.clock`
+      teamVote ? [` — ${who} discorda: `, el("span", { id: "vote-clock", class: "clock", dataset: { deadline: teamVote.deadline_ms } },
+        `${secondsLeft(teamVote.deadline_ms)} s`), " para combinar"] : ""));
   }
   box.replaceChildren(...parts);
   box.hidden = false;
@@ -1262,8 +1344,10 @@ function renderActions(view) {
 }
 
 function renderSignals() {
-  const show = state.view?.seats === 4 && state.seat !== null && state.seat !== undefined && state.signals.length > 0
-    && Boolean(state.view?.hand) && !state.view.hand.result;
+  // a server bot partner ignores signals: nothing to offer then
+  const partner = seated() ? state.table?.players?.[(state.seat + 2) % 4] : null;
+  const show = state.view?.seats === 4 && seated() && state.signals.length > 0
+    && !partner?.bot && Boolean(state.view?.hand) && !state.view.hand.result;
   $("signals-box").hidden = !show;
   if (!show) return;
   if ($("signals").children.length === state.signals.length) return;
