@@ -74,6 +74,9 @@ class Config:
     # away from in memory, in the lobby's lists and in the per-player table cap
     idle_table_close: float = 1800.0
     entropy_window: float = 3.0
+    # a ranked or arena match's first deal waits this long at most for its players to open
+    # the table (they come from the queue's page): then the clocks run as ever
+    start_grace: float = 15.0
 
     @property
     def data_path(self) -> Path:

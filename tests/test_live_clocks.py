@@ -175,6 +175,62 @@ async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> 
         await ana.close()
 
 
+async def test_saying_back_restores_the_full_clock(live: Live, vclock: VirtualClock) -> None:
+    ana, = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.autoplay = False
+        await drain(seat)
+        # not absent: nothing to do, nothing happens
+        await seat.send({"type": "back", "id": "early"})
+        assert (await seat.until("ack", react=False)) == {"type": "ack", "id": "early",
+                                                         "seq": None}
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat, react=True)
+        await run_clock(vclock, seat, 30.0,
+                        lambda: sum(m["type"] == "absent" for m in seat.received) == 2)
+        # absent, two automatic actions in a row; her decision now has 2 s
+        assert seat.view is not None
+        while not seat.view["legal"]:
+            await vclock.advance(0.25)
+            await drain(seat)
+        pending = [m for m in seat.received if m["type"] == "update"][-1]["pending"]
+        mine = [p["deadline_ms"] for p in pending if p["seat"] == 0]
+        assert mine and mine[0] <= ms(vclock.now() + 2.0)
+        said_at = vclock.now()
+        await seat.send({"type": "back", "id": "b"})
+        event = await seat.until("absent", react=False)
+        assert {k: event[k] for k in ("seat", "absent", "automatic")} == {
+            "seat": 0, "absent": False, "automatic": 2}  # the streak stands until she acts
+        assert [p["deadline_ms"] for p in event["pending"] if p["seat"] == 0] == [
+            ms(said_at + 20.0)]
+        ack = await seat.until("ack", react=False)
+        assert ack == {"type": "ack", "id": "b", "seq": event["seq"]}
+        await vclock.advance(10.0)  # the old 2 s clock is gone: nothing was played for her
+        await drain(seat)
+        assert sum(m["type"] == "absent" for m in seat.received) == 3
+        actor = live.house.tables[tid]
+        assert 0 not in actor.absent and actor.automatic_streak(0) == 2
+        async with live.app[POOL].acquire() as conn:
+            kinds = [r["kind"] for r in await conn.fetch(
+                "SELECT kind FROM seat_events WHERE table_id = $1 ORDER BY id", tid)]
+        assert kinds[-1] == "back"
+        # a spectator is never absent
+        (bia,) = await players(live.base, "bia")
+        try:
+            watcher = await connect(bia, tid, None)
+            await drain(watcher)
+            await watcher.send({"type": "back", "id": "w"})
+            refused = await watcher.until("error", react=False)
+            assert (refused["id"], refused["error"]) == ("w", "not_seated")
+        finally:
+            await bia.close()
+    finally:
+        await ana.close()
+
+
 async def test_empty_seat_cancels_private_match(make_app: AppFactory,
                                                 aiohttp_client: Callable[..., Any],
                                                 vclock: VirtualClock) -> None:

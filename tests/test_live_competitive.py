@@ -18,6 +18,7 @@ from tests.conftest import AppFactory
 from tests.test_live_clocks import drain, run_clock
 from tests.test_live_helpers import (
     Live,
+    SeatClient,
     connect,
     fetch_chain,
     hand_records,
@@ -62,6 +63,16 @@ async def test_ranked_clock_abandonment_and_settlement(live: Live,
         client = await connect(ana, tid, 0)
         client.autoplay = True
         await drain(client, react=True)
+        # the first deal waits for bia (she may be on her way from the queue's page), 15 s
+        assert table["first_deal_by_ms"] == ms(vclock.now() + 15.0)
+        await vclock.advance(14.5)
+        await drain(client, react=True)
+        assert not [m for m in client.received if m["type"] == "commitment"]
+        await vclock.advance(0.5)
+        await drain(client, react=True)
+        assert [m["hand"] for m in client.received if m["type"] == "commitment"] == [1]
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert body["table"]["first_deal_by_ms"] is None
         await vclock.advance(3.0)  # bia never comes: no entropy from her
         await drain(client, react=True)
         dealt = vclock.now()
@@ -87,6 +98,50 @@ async def test_ranked_clock_abandonment_and_settlement(live: Live,
     finally:
         await ana.close()
         await bia.close()
+
+
+async def test_a_ranked_match_deals_once_its_players_are_here(live: Live,
+                                                               vclock: VirtualClock) -> None:
+    ana, bia = await players(live.base, "ana", "bia")
+    live.house.settler = _ignore
+    try:
+        users = await _user_ids(live, "ana", "bia")
+        tid = await live.house.launch(TableKind.ARENA, Variant.MINEIRO, 2, users, stake=0)
+        first = await connect(ana, tid, 0)
+        await drain(first)
+        await vclock.advance(6.0)  # bia comes from the queue's page 6 s later
+        await drain(first)
+        assert not [m for m in first.received if m["type"] == "commitment"]
+        second = await connect(bia, tid, 1)
+        first.autoplay = second.autoplay = False  # entropy only: nobody moves
+
+        def dealt(client: SeatClient) -> bool:
+            return any(e["type"] == "hand_started" for m in client.received
+                       if m["type"] == "update" for e in m["events"])
+
+        for _ in range(100):  # the commitment, both entropies, the deal: no clock moves
+            if dealt(first) and dealt(second):
+                break
+            for client in (first, second):
+                await drain(client, react=True)
+        # both here: committed at once (not at the 15 s), dealt with the entropy of both and
+        # the full 10 s clock
+        started = vclock.now()
+        # (bia's hello came after the commitment: her snapshot carries it)
+        assert [m["hand"] for m in first.received if m["type"] == "commitment"] == [1]
+        for client in (first, second):
+            deals = [m for m in client.received if m["type"] == "update"
+                     and any(e["type"] == "hand_started" for e in m["events"])]
+            assert deals and deals[0]["pending"][0]["deadline_ms"] == ms(started + 10.0)
+        hand = live.house.tables[tid].hand
+        assert hand is not None and hand.contributions.keys() == {0, 1}
+    finally:
+        await ana.close()
+        await bia.close()
+
+
+async def _ignore(result: MatchResult) -> None:
+    del result
 
 
 async def test_launch_refusals(live: Live) -> None:

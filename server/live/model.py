@@ -43,6 +43,7 @@ class SeatEventKind(StrEnum):
     CONNECTED = "connected"
     DISCONNECTED = "disconnected"
     ACTED = "acted"  # the player acted again: the absence (and the streak) ended
+    BACK = "back"  # the player said they are back: the absence ended (the streak did not)
 
 
 class AbandonTrigger(StrEnum):

@@ -399,9 +399,14 @@ class TableActor:
         self.last_seen = house.clock.now()
         self.empty_timers: dict[int, Timer] = {}
         self.entropy_timer: Timer | None = None
+        # a ranked or arena match's first deal waits for its players to open the table
+        # (`_wait_for_players`), up to `Config.start_grace`
+        self.start_timer: Timer | None = None
         self.bot_timers: dict[DeadlineKey, Timer] = {}
         self.bot_rng = random.Random(secrets.randbits(64))
         self._empty_tokens: dict[int, int] = {}
+        self._start_token = 0
+        self._start_deadline = 0.0
         # the seat whose abandonment is ending the match, with its evidence (for settlement)
         self._forfeit: tuple[int, list[dict[str, Any]]] | None = None
         self._last_events: tuple[Event, ...] = ()
@@ -557,6 +562,8 @@ class TableActor:
             "rematch": [i for i, s in enumerate(self.seats) if s.rematch],
             "invite": self.invite if you is not None else None,
             "abandon_limit": abandon_limit(self.kind),
+            # a ranked or arena match waiting for its players: its first deal comes by then
+            "first_deal_by_ms": None if self.start_timer is None else ms(self._start_deadline),
         }
 
     def _log(self, event: str, **fields: Any) -> None:
@@ -672,6 +679,8 @@ class TableActor:
             timer.cancel()
         await self._connection_event(seat, SeatEventKind.CONNECTED)
         self._emit_table()
+        if self.start_timer is not None and self._everyone_here():
+            self.post(lambda: self._players_waited(None))
 
     async def close_connection(self, conn: Connection) -> None:
         self.last_seen = self.now
@@ -873,7 +882,37 @@ class TableActor:
                 await self._seat_event(seat, SeatEventKind.CONNECTED, {"at_start": True})
             else:
                 self._watch_empty(seat)
-        await self._begin_hand()
+        if self.kind.competitive and not self._everyone_here():
+            self._wait_for_players()
+        else:
+            await self._begin_hand()
+
+    def _everyone_here(self) -> bool:
+        return all(self.connected(seat) for seat in self._human_seats())
+
+    def _wait_for_players(self) -> None:
+        """A ranked or arena match is seated by the matchmaker while its players wait on the
+        queue's page: its first deal, and with it the first 10 s clock, waits until every
+        player has the table open, or `start_grace` at most (then the clocks run for whoever
+        is missing, as ever)."""
+        token = self._token()
+        self._start_deadline = self.now + self.house.config.start_grace
+        self.start_timer = self.house.clock.call_at(
+            self._start_deadline, lambda: self.post(lambda: self._players_waited(token)))
+        self._start_token = token
+        self._emit_table()
+        self._log("waiting_for_players", grace=self.house.config.start_grace)
+
+    async def _players_waited(self, token: int | None) -> None:
+        """Every player came (`token` None), or the grace ran out: deal the first hand."""
+        if self.start_timer is None or (token is not None and token != self._start_token):
+            return
+        if token is None and not self._everyone_here():
+            return
+        self.start_timer.cancel()
+        self.start_timer = None
+        if self.status is TableStatus.PLAYING and self.hand is None:
+            await self._begin_hand()
 
     async def rematch(self, user_id: int) -> None:
         seat = self._require_seated(user_id)
@@ -1198,7 +1237,8 @@ class TableActor:
         one failed (a hand's record, the next hand's commitment). Between commands, a table in
         play always has a deadline, a bot's turn or an entropy window running otherwise."""
         return (self.status is TableStatus.PLAYING and self._task is not None
-                and not self.deadlines and not self.bot_timers and self.entropy_timer is None)
+                and not self.deadlines and not self.bot_timers and self.entropy_timer is None
+                and self.start_timer is None)
 
     def _retry_later(self) -> None:
         """Go on from what was written a little later, and again, ever later (up to RETRY_MAX),
@@ -1228,6 +1268,9 @@ class TableActor:
         completed, never as abandoned or cancelled (FAIRNESS.md 7), and a match is ended in a
         hand of its own (the next one, begun now) when none was in play. If that write fails
         too, the command is refused and nothing changed."""
+        if self.start_timer is not None:  # the match ends before its players all came
+            self.start_timer.cancel()
+            self.start_timer = None
         if self._stalled():
             await self._go_on()
 
@@ -1349,6 +1392,9 @@ class TableActor:
         if self.entropy_timer is not None:
             self.entropy_timer.cancel()
             self.entropy_timer = None
+        if self.start_timer is not None:
+            self.start_timer.cancel()
+            self.start_timer = None
 
     def _reschedule(self, acted: int | None = None) -> None:
         """A deadline for every pending decision: kept while it stays pending, new otherwise.
@@ -1671,6 +1717,31 @@ class TableActor:
         self._emit_table()
         if self.status is TableStatus.CLOSED:
             self.house.forget(self)
+
+    async def back(self, conn: Connection) -> int | None:
+        """The player says they are back (the table's "Estou de volta"): their absence ends, so
+        their decisions get the full clock again, the one pending now too (restarted in full).
+        Acting within the 2 s an absent player is given is out of reach for many (a screen
+        reader's user finds no card that fast). The automatic streak stands until they act.
+        Returns the `absent` event's number, None when the seat was not absent."""
+        seat = self._audience(conn)
+        if seat is None:
+            raise LiveError("not_seated", "Spectators are never absent.", 403)
+        if seat not in self.absent:
+            return None
+        await self._seat_event(seat, SeatEventKind.BACK, {})
+        self.absent.discard(seat)
+        for kind in PendingKind:
+            running = self.deadlines.pop((kind.value, seat), None)
+            if running is not None:
+                running.timer.cancel()
+        state = self.state
+        if state is not None and not state.hand_over and state.outcome is None:
+            self._reschedule()
+        self._log("back", seat=seat)
+        return self._emit({"type": "absent", "seat": seat, "absent": False,
+                           "automatic": self.automatic_streak(seat),
+                           "pending": self._deadlines_json()})
 
     # ----------------------------------------------------------------------------- signals
 

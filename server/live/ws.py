@@ -188,7 +188,7 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
             epoch = epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
             await actor.call(lambda: actor.hello(conn, last_seq, epoch))
             conn.greeted = True
-        elif kind not in ("action", "entropy", "signal"):
+        elif kind not in ("action", "entropy", "signal", "back"):
             raise LiveError("bad_message", f"unknown message type {kind!r}")
         elif not conn.greeted:
             raise LiveError("hello_first", "Send hello first.")
@@ -199,6 +199,8 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
                 conn, msg_id, actor.act(conn, obj.get("action"), arrival, hand)))
         elif kind == "entropy":  # acknowledged by the table (with the others queued with it)
             await actor.contribute(conn, msg_id, obj.get("hand"), obj.get("hex"))
+        elif kind == "back":
+            await actor.call(lambda: _acked(conn, msg_id, actor.back(conn)))
         else:
             await actor.call(lambda: _acked(conn, msg_id, actor.signal(conn, obj.get("code"))))
     except LiveError as exc:

@@ -80,6 +80,7 @@ ALL_KINDS_PT: Final = {"private": "Privada", "training": "Treino", **KIND_PT}
 EVIDENCE_PT: Final = {
     "deadline": "Prazo esgotado", "automatic": "Ação automática", "connected": "Conectou",
     "disconnected": "Desconectou", "acted": "Voltou a jogar",
+    "back": "Disse que voltou",
     "server_restart": "Reinício do servidor", "left": "Saiu da mesa",
     "exempt": "Isenção: registro sem penalidade",
 }
