@@ -69,6 +69,11 @@ class Metrics:
             "barajamos_table_reloads", "Tables that re-read what was written after a write in"
             " doubt", registry=r
         )
+        self.serving_lock = Gauge(
+            "barajamos_serving_lock_held", "1 while this house holds its database's serving"
+            " lock (0: lost; it is taken again, or the house stops for the one that took it)",
+            registry=r,
+        )
         self.idle_tables_closed = Counter(
             "barajamos_idle_tables_closed", "Open or finished tables closed because nobody had"
             " them open for BARAJAMOS_IDLE_TABLE_MINUTES", registry=r

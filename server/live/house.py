@@ -8,8 +8,12 @@ recording a clean stop).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import logging
+import os
 import secrets
+import signal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -52,18 +56,58 @@ class Lineup:
 
 
 class HouseBusy(RuntimeError):
-    """Another house serves this database: two would each hold its tables in memory and
-    overwrite each other's writes."""
+    """This house may not serve this database: another house serves it (two would each hold its
+    tables in memory and overwrite each other's writes), or `KeysChanged`."""
+
+
+class KeysChanged(HouseBusy):
+    """The house's keys are not the ones the database's sealed seeds or signed records were
+    made with (a lost or moved secrets.json, another data folder, a wrong key in the
+    environment): serving would lose every hand in play, or sign with an unannounced key."""
+
+
+def seed_key_id(seed_key: bytes) -> str:
+    """A name for the seed key that reveals nothing of it (the database keeps it)."""
+    return hashlib.sha256(b"barajamos/seed-key-id\0" + seed_key).hexdigest()[:32]
+
+
+async def check_keys(pool: asyncpg.Pool, seed_key: bytes, public_key: bytes) -> None:
+    """Refuse keys other than the ones this database was served with; record them the first
+    time. The seed key decrypts the seeds of hands in play; the signing key is the one players
+    pinned (docs/OPERATIONS.md, Keys)."""
+    given = {"seed": seed_key_id(seed_key), "signing": public_key.hex()}
+    async with pool.acquire() as conn, conn.transaction():
+        kept = {row["name"]: row["key_id"]
+                for row in await conn.fetch("SELECT name, key_id FROM house_keys FOR UPDATE")}
+        for name, what, variable in (
+                ("seed", "seed key (it decrypts the seeds of the hands in play)",
+                 "BARAJAMOS_SEED_KEY"),
+                ("signing", "signing key (the one the players pinned)",
+                 "BARAJAMOS_SIGNING_KEY")):
+            if name in kept and kept[name] != given[name]:
+                raise KeysChanged(
+                    f"this database was served with another {what}: restore the house's"
+                    f" secrets.json (its data folder) or give {variable}; see"
+                    " docs/OPERATIONS.md, Keys")
+        await conn.executemany(
+            "INSERT INTO house_keys (name, key_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            list(given.items()))
 
 
 _SERVING_LOCK = 0x686F7573  # "hous": held by the one house serving a database
 
 
+LOCK_CHECK_EVERY = 5.0  # seconds between two checks that the serving lock is still held
+
+
 async def serve_alone(dsn: str, tries: int = 50) -> asyncpg.Connection:
     """A connection holding the serving lock for the life of the house (a session lock: it goes
     when the connection does, a killed house's too, once its backend has noticed: hence a few
-    tries, 0.2 s apart)."""
-    conn = await asyncpg.connect(dsn, timeout=10)
+    tries, 0.2 s apart). Over TCP the database probes the connection (keepalives), so the lock
+    of a house whose machine died is freed within about a minute, not the system's two hours."""
+    conn = await asyncpg.connect(dsn, timeout=10, server_settings={
+        "tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10",
+        "tcp_keepalives_count": "3"})
     try:
         for attempt in range(tries):
             if attempt:
@@ -76,6 +120,85 @@ async def serve_alone(dsn: str, tries: int = 50) -> asyncpg.Connection:
     conn.terminate()
     raise HouseBusy("another house is serving this database (the same data folder or"
                     " DATABASE_URL); stop it first")
+
+
+def stop_this_process(reason: str) -> None:
+    """What a house that lost its database to another house does: stop, as SIGTERM would."""
+    del reason
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+class ServingLock:
+    """The serving lock, held and watched for the life of the house.
+
+    A session lock goes with its connection, and a connection can go without the house
+    stopping: a database restart or failover, an idle-session killer, a proxy, an operator's
+    pg_terminate_backend. A second house could then start on the same database, and both would
+    deal the same tables. So the lock's connection is checked every `LOCK_CHECK_EVERY` seconds
+    (and at once when it closes); a lost lock is taken again on a new connection, and if
+    another house holds it by then, this one stops (`on_lost`), leaving the database to it.
+    """
+
+    def __init__(self, dsn: str, metrics: Metrics,
+                 on_lost: Callable[[str], None] = stop_this_process) -> None:
+        self._dsn = dsn
+        self._metrics = metrics
+        self.on_lost = on_lost
+        self._conn: asyncpg.Connection | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+
+    async def take(self) -> None:
+        self._hold(await serve_alone(self._dsn))
+        self._task = asyncio.create_task(self._watch(), name="serving-lock")
+
+    def _hold(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+        conn.add_termination_listener(lambda _conn: self._wake.set())
+        self._metrics.serving_lock.set(1)
+
+    async def _watch(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), LOCK_CHECK_EVERY)
+            self._wake.clear()
+            if await self._held():
+                continue
+            self._metrics.serving_lock.set(0)
+            log.warning("serving lock lost: taking it again")
+            try:
+                self._hold(await serve_alone(self._dsn, tries=5))
+            except HouseBusy:
+                log.error("another house took this database: stopping")
+                self.on_lost("another house took this database")
+                return
+            except WRITE_ERRORS as exc:  # the database is away: no other house can take it now
+                log.warning("serving lock not taken again yet", extra={"error": str(exc)})
+                continue
+            log.warning("serving lock taken again")
+
+    async def _held(self) -> bool:
+        conn = self._conn
+        if conn is None or conn.is_closed():
+            return False
+        try:
+            return bool(await conn.fetchval(
+                "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory'"
+                " AND pid = pg_backend_pid() AND objid = $1 AND granted", _SERVING_LOCK,
+                timeout=LOCK_CHECK_EVERY))
+        except (*WRITE_ERRORS, TimeoutError):
+            conn.terminate()
+            return False
+
+    async def release(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        if self._conn is not None:
+            self._conn.terminate()  # its session's lock goes with it
+            self._conn = None
+        self._metrics.serving_lock.set(0)
 
 
 class House:
@@ -99,7 +222,7 @@ class House:
         self.run_started_at = 0.0
         # settles finished ranked and arena matches (the ranked service, when there is one)
         self.settler: Callable[[MatchResult], Awaitable[None]] | None = None
-        self._serving: asyncpg.Connection | None = None
+        self._serving: ServingLock | None = None
         # the players of every competitive table's match in play (table id -> lineup): the
         # settlement pays and rates them even if a seat was emptied before the match ended
         self.lineups: dict[str, Lineup] = {}
@@ -127,7 +250,14 @@ class House:
     async def start(self, pool: asyncpg.Pool, dsn: str) -> None:
         from server.live.recovery import restore_tables
 
-        self._serving = await serve_alone(dsn)
+        self._serving = ServingLock(dsn, self.metrics)
+        await self._serving.take()
+        try:
+            await check_keys(pool, self.config.seed_key, self.public_key)
+        except BaseException:
+            await self._serving.release()
+            self._serving = None
+            raise
         self._pool = pool
         self.run_started_at = self.clock.now()
         self.run_id = await pool.fetchval(
@@ -208,7 +338,7 @@ class House:
         except WRITE_ERRORS as exc:  # the database went first: the run stays marked unclean
             log.error("run end not saved", extra={"run": self.run_id, "error": str(exc)})
         if self._serving is not None:
-            self._serving.terminate()  # its session's lock goes with it
+            await self._serving.release()
             self._serving = None
         log.info("house stopped", extra={"run": self.run_id})
 

@@ -1,0 +1,119 @@
+"""What keeps one database with one house and its keys: the serving lock is watched (a house
+whose lock connection went, by a database restart, an idle-session killer or an operator's
+pg_terminate_backend, takes the lock again, and stops when another house took it meanwhile, so
+two houses never deal one database's tables), and a house started with keys other than the ones
+the database was served with refuses to serve it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import asyncpg
+import pytest
+from aiohttp.test_utils import TestServer
+
+from server.clock import VirtualClock
+from server.live.house import _SERVING_LOCK, KeysChanged
+from tests.conftest import AppFactory
+from tests.test_live_helpers import Live, start_live
+
+LOCK_HOLDER = ("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = $1"
+               " AND granted")
+
+
+@pytest.fixture
+async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+               vclock: VirtualClock) -> Live:
+    return await start_live(make_app, aiohttp_client, vclock)
+
+
+def held(live: Live) -> float | None:
+    value: float | None = live.house.metrics.registry.get_sample_value(
+        "barajamos_serving_lock_held")
+    return value
+
+
+async def until(check: Callable[[], Any], seconds: float = 15.0) -> None:
+    for _ in range(int(seconds * 20)):
+        if await check() if asyncio.iscoroutinefunction(check) else check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("never happened")
+
+
+async def test_a_lost_lock_is_taken_again(live: Live, database_url: str) -> None:
+    stopped: list[str] = []
+    assert live.house._serving is not None
+    live.house._serving.on_lost = stopped.append
+    admin = await asyncpg.connect(database_url)
+    try:
+        first = await admin.fetchval(LOCK_HOLDER, _SERVING_LOCK)
+        assert first is not None and held(live) == 1
+        await admin.execute("SELECT pg_terminate_backend($1)", first)
+
+        async def retaken() -> bool:
+            pid = await admin.fetchval(LOCK_HOLDER, _SERVING_LOCK)
+            return pid is not None and pid != first and held(live) == 1
+
+        await until(retaken)
+        assert stopped == []
+        # and it still serves: a new account and a table
+        status = (await live.client.get("/health")).status
+        assert status == 200
+    finally:
+        await admin.close()
+
+
+async def test_a_house_whose_lock_another_took_stops(live: Live, database_url: str) -> None:
+    stopped: list[str] = []
+    assert live.house._serving is not None
+    live.house._serving.on_lost = stopped.append
+    admin = await asyncpg.connect(database_url)
+    second = await asyncpg.connect(database_url)  # another house, waiting for the lock
+    try:
+        holder = await admin.fetchval(LOCK_HOLDER, _SERVING_LOCK)
+        waiting = asyncio.create_task(second.fetchval("SELECT pg_advisory_lock($1)",
+                                                      _SERVING_LOCK))
+
+        async def queued() -> bool:
+            return bool(await admin.fetchval(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1"
+                " AND NOT granted", _SERVING_LOCK))
+
+        await until(queued)
+        await admin.execute("SELECT pg_terminate_backend($1)", holder)
+        await asyncio.wait_for(waiting, 10)  # the other house has the database now
+        await until(lambda: bool(stopped))
+        assert stopped == ["another house took this database"] and held(live) == 0
+    finally:
+        await admin.close()
+        await second.close()
+
+
+async def test_a_house_with_other_keys_refuses_the_database(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str) -> None:
+    first = await aiohttp_client(make_app(clock=vclock))
+    await first.close()  # served once: its keys are the database's now
+    admin = await asyncpg.connect(database_url)
+    try:
+        kept = dict(await admin.fetch("SELECT name, key_id FROM house_keys"))
+        assert set(kept) == {"seed", "signing"}
+        assert b"s" * 32 not in kept["seed"].encode()  # an id, never the key
+        for changed, named in (({"seed_key": b"t" * 32}, "seed key"),
+                               ({"signing_key": bytes(range(1, 33))}, "signing key")):
+            server = TestServer(make_app(clock=vclock, **changed))
+            try:
+                with pytest.raises(KeysChanged, match=f"another {named}"):
+                    await server.start_server()
+            finally:
+                await server.close()
+            # nothing was recorded, and the lock went with the refusal
+            assert dict(await admin.fetch("SELECT name, key_id FROM house_keys")) == kept
+            assert await admin.fetchval(LOCK_HOLDER, _SERVING_LOCK) is None
+        again = await aiohttp_client(make_app(clock=vclock))  # the right keys: served
+        assert (await again.get("/health")).status == 200
+    finally:
+        await admin.close()
