@@ -74,6 +74,18 @@ class Metrics:
             " lock (0: lost; it is taken again, or the house stops for the one that took it)",
             registry=r,
         )
+        self.tables_unavailable = Counter(
+            "barajamos_tables_unavailable", "Tables taken out of service because what was"
+            " written does not rebuild (`not_restored` at start, e.g. a seed key that does not"
+            " open their sealed seeds; `not_reloaded` after a write in doubt): each needs an"
+            " operator", ["when"], registry=r,
+        )
+        for when in ("not_restored", "not_reloaded"):  # exported at 0 from the start
+            self.tables_unavailable.labels(when)
+        self.table_stalls = Counter(
+            "barajamos_table_stalls", "Times a table in play found no clock to move it on (a"
+            " write failed) and will try again later", registry=r,
+        )
         self.idle_tables_closed = Counter(
             "barajamos_idle_tables_closed", "Open or finished tables closed because nobody had"
             " them open for BARAJAMOS_IDLE_TABLE_MINUTES", registry=r

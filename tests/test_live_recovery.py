@@ -56,6 +56,9 @@ async def test_restart_rebuilds_tables_and_skips_a_broken_one(
     try:
         status, body = await ana.get(f"/api/tables/{broken}")
         assert (status, body["error"]) == (404, "table_not_found")
+        # said where an alert can see it, not only in the log
+        assert second.house.metrics.registry.get_sample_value(
+            "barajamos_tables_unavailable_total", {"when": "not_restored"}) == 1
         status, body = await ana.get(f"/api/tables/{kept}")
         assert status == 200 and body["table"]["status"] == "playing"
         client = await connect(ana, kept, 0)

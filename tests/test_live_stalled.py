@@ -58,6 +58,8 @@ async def test_a_table_whose_record_is_refused_twice_goes_on_by_itself(
     try:
         await _stall_on(live, actor, conn, "UPDATE live_hands SET record")
         assert actor.hand is not None and actor.hand.number == 1 and actor.last_hand == 0
+        # an operator's alert can watch for it
+        assert live.house.metrics.registry.get_sample_value("barajamos_table_stalls_total") == 1
         await vclock.advance(RETRY_FIRST)
         await settle(actor)
         # hand 1 recorded as the rules ended it; hand 2 begun, its entropy window open

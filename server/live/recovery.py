@@ -57,6 +57,7 @@ async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
                 # one table that cannot be rebuilt must not keep the house closed: it stays as
                 # written for an operator to look at, and is not served
                 log.error("table not restored", extra={"table": row["id"], "error": str(exc)})
+                house.metrics.tables_unavailable.labels("not_restored").inc()
     for actor in actors:
         actor.start()
         if actor.status is TableStatus.PLAYING:

@@ -1194,6 +1194,7 @@ class TableActor:
                 # what was written does not rebuild: as after a restart, the table is not
                 # served any more (its sockets close) and stays as written for an operator
                 log.error("table not reloaded", extra={"table": self.id, "error": str(exc)})
+                self.house.metrics.tables_unavailable.labels("not_reloaded").inc()
                 if self.status is TableStatus.PLAYING:
                     self.house.metrics.live_tables.dec()
                 self.house.forget(self)
@@ -1247,6 +1248,7 @@ class TableActor:
             return
         delay, self._retry_delay = self._retry_delay, min(self._retry_delay * 2, RETRY_MAX)
         log.warning("table stalled: going on later", extra={"table": self.id, "in_s": delay})
+        self.house.metrics.table_stalls.inc()
 
         def fire() -> None:
             self._retry_timer = None
