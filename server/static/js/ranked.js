@@ -11,19 +11,23 @@ const FOUND = "(Partida encontrada) ";
 const IDLE_POLL_MS = 5000;
 // after a failed poll (the server restarting, the network away): try again, a bit later
 const RETRY_MS = 5000;
+// the found match is announced (polite live region) before the page goes to the table, so a
+// screen reader has said it first; the table's first deal waits for its players anyway
+const ANNOUNCE_MS = 1200;
 
 function setText(node, text) {
   if (node && node.textContent !== text) node.textContent = text;
 }
 
-/** The match was found: say so in the tab's title and go to the table. */
+/** The match was found: say so in the tab's title and in the polite live region, then go to the
+ * table (where the focus starts at the game). */
 function openTable(table, statusNode, text) {
   if (!document.title.startsWith(FOUND)) document.title = FOUND + document.title;
   if (statusNode) {
-    statusNode.replaceChildren(text + " ", el("a", { class: "button", href: `/t/${table}` }, "Ir para a mesa"));
+    statusNode.replaceChildren(`Partida encontrada. ${text} Abrindo a mesa… `, el("a", { class: "button", href: `/t/${table}` }, "Ir para a mesa"));
     statusNode.hidden = false;
   }
-  window.location.assign(`/t/${table}`);
+  setTimeout(() => window.location.assign(`/t/${table}`), statusNode ? ANNOUNCE_MS : 0);
 }
 
 // --- /ranked ----------------------------------------------------------------------------------

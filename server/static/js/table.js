@@ -78,6 +78,11 @@ const state = {
   names: new Map(), // seat -> the last player seen there: who left is still named in the result
   standingFor: null, // the match whose rating and chips change this page asked /api/me/standing for
   shownMatch: null, // the table's match number last rendered: a new one (a rematch) clears the last one's leftovers
+  // the keyboard focus goes to the game once the board first shows (page load, or the start
+  // button, whose seating box hides and would leave the focus on the page's body)
+  focusGame: true,
+  clockMarks: null, // {deadline, first, said}: the thresholds of my clock already announced
+  backSent: null, // id of my `back` message waiting for its answer
 };
 // the house's published key (/api/key), fetched once: anchors and records must be signed by it
 const houseKey = fetchHouseKey();
@@ -230,7 +235,8 @@ function handle(message) {
         // a server restart commits the same hand again: who already sent theirs still counts
         entropy_from: state.handInfo?.hand === message.hand ? state.handInfo.entropy_from ?? [] : [],
       };
-      log(`Mão ${message.hand}: compromisso publicado (${message.commitment.slice(0, 16)}…).`);
+      // in the Jogo justo box, visible but not read aloud every hand (hex digits)
+      fairLog(`Mão ${message.hand}: compromisso publicado (${message.commitment.slice(0, 16)}…).`);
       maybeSendEntropy();
       break;
     case "entropy":
@@ -261,7 +267,12 @@ function handle(message) {
       if (message.absent) state.absent.add(message.seat);
       else state.absent.delete(message.seat);
       state.automatic[message.seat] = message.automatic ?? 0;
+      // after a `back`, the clocks as they now run (restarted in full)
+      if (message.pending) state.pending = message.pending;
       if (message.absent && !already) log(`${seatName(message.seat)} está ausente: as decisões são automáticas até voltar a jogar.`);
+      if (!message.absent && already && message.seat === state.seat && message.pending) {
+        log("Você voltou: suas decisões têm de novo o tempo inteiro do relógio.");
+      }
       break;
     }
     case "hand_record":
@@ -272,7 +283,7 @@ function handle(message) {
         // the record cannot tell a bot (which never sends entropy) from an absent player: the hand page can
         bots: (state.table?.players ?? []).filter((p) => p.bot).map((p) => p.seat),
       });
-      log(`O registro assinado da mão ${message.hand} está público.`);
+      fairLog(`O registro assinado da mão ${message.hand} está público.`);
       break;
     case "match_over":
       state.matchOver = { ...message, match: state.table?.match ?? null };
@@ -280,6 +291,7 @@ function handle(message) {
       break;
     case "ack":
       if (message.id === state.inFlight) state.inFlight = null;
+      if (message.id === state.backSent) state.backSent = null;
       if (entropyHand(message.id) !== null) {
         const hand = entropyHand(message.id);
         state.entropySent.delete(hand);
@@ -298,6 +310,7 @@ function handle(message) {
       break;
     case "error":
       state.signalsSent.delete(message.id);
+      if (message.id !== null && message.id === state.backSent) state.backSent = null;
       if (message.id !== null && message.id === state.inFlight) state.inFlight = null;
       if (entropyHand(message.id) !== null) entropyRefused(entropyHand(message.id), message);
       else if (message.error === "stale") showError(STALE_MOVE);
@@ -769,6 +782,13 @@ function log(text) {
   while (list.children.length > 40) list.lastChild.remove();
 }
 
+/** The fairness notes of each hand: kept visible in the Jogo justo box, out of the live log. */
+function fairLog(text) {
+  const list = $("fair-log");
+  list.prepend(el("li", {}, text));
+  while (list.children.length > 40) list.lastChild.remove();
+}
+
 function describeEvent(event, view, handNumber, before = null) {
   const v = view?.variant ?? variant();
   // the hand a vote answered: the request was pending in the view before the update
@@ -826,11 +846,12 @@ function describeEvent(event, view, handNumber, before = null) {
       log(`${seatName(event.seat)} foi al mazo.`);
       break;
     case "hand_ended":
-      log(`Fim da mão: ${event.winner_team === null ? "ninguém marca" : `${teamName(event.winner_team)} marca ${pointsText(event.points)}`} (${handEndReason({ ...event }, view)}).`);
+      // the score after the hand, my side first: nothing else reads it aloud
+      log(`Fim da mão: ${event.winner_team === null ? "ninguém marca" : `${teamName(event.winner_team)} marca ${pointsText(event.points)}`} (${handEndReason({ ...event }, view)}). Placar: ${scoreText(event.score ?? view?.score ?? [0, 0])}.`);
       showSummary(view, handNumber);
       break;
     case "match_ended":
-      log(`Fim da partida: ${event.winner === null ? "sem vencedor" : `${teamName(event.winner)} venceu`}.`);
+      log(`Fim da partida: ${event.winner === null ? "sem vencedor" : `${teamName(event.winner)} venceu`}. Placar final: ${scoreText(event.score ?? view?.score ?? [0, 0])}.`);
       state.endLogged = state.table?.match ?? null;
       break;
     default:
@@ -986,17 +1007,28 @@ function render() {
   const competitive = table.kind === "ranked" || table.kind === "arena";
   const notice = $("notice");
   notice.hidden = over || !(me && state.absent.has(state.seat));
+  // "Estou de volta" (the `back` message): shown, and focusable, whenever my seat is absent
+  const back = $("back");
+  const wasShown = !back.hidden;
+  back.hidden = notice.hidden;
+  // back: the button goes away, and with it the focus, which goes to the game (my cards)
+  if (wasShown && back.hidden && (document.activeElement === back || (state.backSent !== null && focusLost()))) focusGame();
+  if (back.hidden) state.backSent = null;
+  back.setAttribute("aria-disabled", String(state.backSent !== null));
   // RULES.md, Clocks: the server says its limit (6 at ranked and arena tables, 10 elsewhere) and
   // the streak so far
   const limit = table.abandon_limit;
   const done = me ? state.automatic[state.seat] ?? 0 : 0;
   const loses = table.seats === 4 ? "a sua dupla perde" : "você perde";
-  notice.textContent = notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas (2 s) até você jogar de novo. "
+  // a live region: written only when its words change (not at every message)
+  setText(notice, notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas, 2 s cada uma. "
+    + "Aperte “Estou de volta” para ter de novo o tempo inteiro do relógio em cada decisão. "
     + (done >= limit - 1
       ? `O relógio já agiu por você ${done} vezes seguidas: no próximo tempo esgotado, ${loses} a partida por abandono.`
       : done > 0
         ? `O relógio já agiu por você ${done} ${done === 1 ? "vez" : "vezes"} seguidas; se o tempo se esgotar mais ${limit - done} vezes seguidas, ${loses} a partida por abandono.`
-        : `Se o relógio agir por você ${limit} vezes seguidas, ${loses} a partida por abandono.`);
+        : `Se o relógio agir por você ${limit} vezes seguidas, ${loses} a partida por abandono.`));
+  renderFirstDeal(table);
   const rematch = $("rematch");
   rematch.hidden = competitive || table.status !== "finished" || state.seat === null
     || state.seat === undefined;
@@ -1008,12 +1040,48 @@ function render() {
   const askers = people.filter((p) => (table.rematch ?? []).includes(p.seat));
   const rematchStatus = $("rematch-status");
   rematchStatus.hidden = competitive || table.status !== "finished" || askers.length === 0;
-  rematchStatus.textContent = rematchStatus.hidden ? ""
-    : `${askers.length} de ${people.length} ${askers.length === 1 ? "pediu" : "pediram"} revanche: ${askers.map((p) => seatName(p.seat)).join(", ")}.`;
+  setText(rematchStatus, rematchStatus.hidden ? ""
+    : `${askers.length} de ${people.length} ${askers.length === 1 ? "pediu" : "pediram"} revanche: ${askers.map((p) => seatName(p.seat)).join(", ")}.`);
   // after the match, a seated player may also just leave (back to the lobby)
   const leave = $("leave-finished");
   leave.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
   leave.disabled = lobbyPending.has("leave");
+}
+
+/** Set a node's text only when it differs: a live region announces every write. */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/** A ranked or arena match waits for its players before its first deal (TableJson
+ * `first_deal_by_ms`): said, with a countdown, until a hand is committed. */
+function renderFirstDeal(table) {
+  const node = $("first-deal");
+  const by = table.first_deal_by_ms;
+  const waiting = by !== null && by !== undefined && table.status === "playing" && !state.handInfo && !state.view;
+  node.hidden = !waiting;
+  const clock = $("first-deal-clock");
+  if (!waiting) {
+    delete clock.dataset.deadline;
+    return;
+  }
+  if (clock.dataset.deadline !== String(by)) {
+    clock.dataset.deadline = String(by);
+    clock.textContent = `${secondsLeft(by)} s`;
+  }
+}
+
+/** Put the keyboard focus on the game: my cards (a spectator: the turn line). */
+function focusGame() {
+  const target = seated() ? $("my-hand") : $("turn");
+  if (!$("board").hidden) target.focus();
+  else $("table-title").focus();
+}
+
+/** The focus was dropped (on the page's body, or on an element hidden since) or never placed. */
+function focusLost() {
+  const active = document.activeElement;
+  return !active || active === document.body || active === $("table-title") || active.closest("[hidden]") !== null;
 }
 
 /** A partner signal belongs to its hand: a new hand (or match) takes it off the screen. */
@@ -1041,8 +1109,11 @@ function renderMatchOver(table) {
       ? { winner: outcome.winner, termination: outcome.termination, score: state.view.score }
       : { winner: null, termination: "closed", score: table.score };
   }
+  const appears = Boolean(over) && $("match-over").hidden;
   $("match-over").hidden = !over;
   if (over) showMatchOver(over);
+  // the end of the match: the focus goes to its box (its heading), which comes first in the page
+  if (appears) $("match-over-title").focus();
   // ranked and arena tables play one match: the way on is the queue or the arena
   $("back-ranked").hidden = !over || table.kind !== "ranked";
   $("back-arena").hidden = !over || table.kind !== "arena";
@@ -1084,6 +1155,11 @@ function renderBoard() {
   const board = $("board");
   board.hidden = !view;
   if (!view) return;
+  // the board's first showing (a match start, or the first snapshot with a view): a keyboard or
+  // screen reader player starts at the game, not at the top of the page
+  const firstShown = state.focusGame;
+  state.focusGame = false;
+  if (firstShown && focusLost()) queueMicrotask(() => { if (focusLost()) focusGame(); });
   const hand = view.hand;
   const v = view.variant;
   // score
@@ -1192,27 +1268,52 @@ function cardsText(player) {
   return count === 1 ? "1 carta" : `${count} cartas`;
 }
 
+/** A ticking countdown: hidden from screen readers (a live region would read every second);
+ * its thresholds are announced instead (`#clock-alert`, see the ticker). */
+function clockSpan(id, deadline) {
+  return el("span", { id, class: "clock", "aria-hidden": "true", dataset: { deadline } }, `${secondsLeft(deadline)} s`);
+}
+
+/** The words of `parts` with each clock as its deadline, not its seconds: what changes the text. */
+function contentKey(parts) {
+  return parts.flat().map((part) => {
+    if (!(part instanceof Node)) return String(part ?? "");
+    const copy = part.cloneNode(true);
+    const clocks = copy.matches?.(".clock") ? [copy] : [...(copy.querySelectorAll?.(".clock") ?? [])];
+    for (const clock of clocks) clock.textContent = `[${clock.dataset.deadline}]`;
+    return copy.textContent;
+  }).join("\n");
+}
+
+/** Write a live region only when what it says changed: a screen reader reads every write. */
+function setLive(node, ...parts) {
+  const key = contentKey(parts);
+  if (node.dataset.key === key) return;
+  node.dataset.key = key;
+  node.replaceChildren(...parts.flat());
+}
+
 function renderTurn(view) {
   const hand = view.hand;
   const node = $("turn");
   if (matchEnded()) {
     // no turn and no clock once the match is over, even in a hand it cut off
-    node.textContent = "Partida encerrada.";
+    setLive(node, "Partida encerrada.");
     return;
   }
   if (!hand || hand.result) {
-    node.textContent = hand?.result ? "Mão encerrada. A próxima começa em instantes." : "";
+    setLive(node, hand?.result ? "Mão encerrada. A próxima começa em instantes." : "");
     return;
   }
   const mine = pendingFor(state.seat);
   if (mine.length) {
-    node.replaceChildren("Sua vez — ", el("span", { id: "my-clock", class: "clock", dataset: { deadline: mine[0].deadline_ms } }, `${secondsLeft(mine[0].deadline_ms)} s`));
+    setLive(node, "Sua vez — ", clockSpan("my-clock", mine[0].deadline_ms));
   } else if (hand.turn !== null && hand.turn !== undefined) {
-    node.textContent = `Vez de ${seatName(hand.turn)}.`;
+    setLive(node, `Vez de ${seatName(hand.turn)}.`);
   } else if (hand.request) {
-    node.textContent = `Esperando a resposta ${teamOfWords(hand.request.answering_team)}.`;
+    setLive(node, `Esperando a resposta ${teamOfWords(hand.request.answering_team)}.`);
   } else {
-    node.textContent = "";
+    setLive(node, "");
   }
 }
 
@@ -1223,7 +1324,7 @@ function renderRequest(view) {
   // a request the end of the match cut off waits for nothing
   if (!request || hand.result) {
     box.hidden = true;
-    box.replaceChildren();
+    setLive(box);
     return;
   }
   const parts = [];
@@ -1256,10 +1357,10 @@ function renderRequest(view) {
         return verb ? `${seatName(Number(s))}: ${verb}` : `${seatName(Number(s))} votou`;
       }).join("; "),
       // a live countdown: the 250 ms ticker updates every `.clock`
-      teamVote ? [` — ${who} discorda: `, el("span", { id: "vote-clock", class: "clock", dataset: { deadline: teamVote.deadline_ms } },
-        `${secondsLeft(teamVote.deadline_ms)} s`), " para combinar"] : ""));
+      teamVote ? [` — ${who} discorda: `, clockSpan("vote-clock", teamVote.deadline_ms), " para combinar"] : ""));
   }
-  box.replaceChildren(...parts);
+  // rebuilt on every message, but written only when it says something new ("pediu truco!" once)
+  setLive(box, ...parts);
   box.hidden = false;
 }
 
@@ -1386,14 +1487,48 @@ function renderFairness() {
   }
 }
 
-// countdowns tick between server messages
+// the thresholds of my clock said aloud (the clocks themselves are hidden from screen readers)
+const CLOCK_MARKS = [10, 5];
+
+// countdowns tick between server messages: a clock's text is written only when its number changes
 setInterval(() => {
   for (const node of document.querySelectorAll(".clock[data-deadline]")) {
-    node.textContent = `${secondsLeft(Number(node.dataset.deadline))} s`;
+    const text = `${secondsLeft(Number(node.dataset.deadline))} s`;
+    if (node.textContent !== text) node.textContent = text;
   }
+  announceClock();
 }, 250);
 
-$("start-match").addEventListener("click", () => lobby("start"));
+/** Say "10 segundos", then "5 segundos", once each, as my pending decision's clock runs down
+ * (a clock that starts at or below a mark does not say it). */
+function announceClock() {
+  const clock = $("my-clock");
+  if (!clock) return;
+  const deadline = Number(clock.dataset.deadline);
+  const left = secondsLeft(deadline);
+  if (state.clockMarks?.deadline !== deadline) state.clockMarks = { deadline, first: left, said: new Set() };
+  const marks = state.clockMarks;
+  const due = CLOCK_MARKS.filter((mark) => left <= mark && left > 0 && mark < marks.first && !marks.said.has(mark));
+  if (!due.length) return;
+  for (const mark of due) marks.said.add(mark);
+  $("clock-alert").textContent = `${Math.min(...due)} segundos`;
+}
+
+$("start-match").addEventListener("click", async () => {
+  // the seating box hides: the focus would drop to the page's body; the game takes it
+  state.focusGame = true;
+  if (await lobby("start") && focusLost()) focusGame();
+});
+$("back").addEventListener("click", () => {
+  if (state.backSent !== null) return;
+  const id = `b${state.nextId++}`;
+  if (send({ type: "back", id })) {
+    state.backSent = id;
+    render();
+  } else {
+    showError(OFFLINE);
+  }
+});
 /** What resigning costs, said before it is confirmed (docs/RANKED.md: a lost match, its stake
  * and rating; the abandonment record and its pauses). */
 function resignWarning(table) {
