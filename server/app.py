@@ -23,7 +23,7 @@ from aiohttp import WSCloseCode, web
 from server import accounts
 from server.accounts import AccountError, PasswordCost, User
 from server.clock import Clock, SystemClock
-from server.config import Config, IPAddress
+from server.config import Config, IPAddress, IPNetwork, origin_key
 from server.db import DATABASE_UNREACHABLE, EmbeddedPostgres, create_pool, migrate
 from server.metrics import Metrics
 
@@ -182,9 +182,9 @@ def time_filter(value: object, what: str, *, end: bool = False) -> datetime | No
 
 def client_address(request: web.Request) -> str:
     """The client's address: the connection's peer, or, when that peer is one of the configured
-    reverse proxies (`BARAJAMOS_TRUSTED_PROXIES`), the last address in X-Forwarded-For that is
-    not one of them (the proxies append: entries further left are the client's own say, which
-    anyone can forge). A header from anyone else is ignored."""
+    reverse proxies (`BARAJAMOS_TRUSTED_PROXIES`: addresses or CIDR ranges), the last address in
+    X-Forwarded-For that is not one of them (the proxies append: entries further left are the
+    client's own say, which anyone can forge). A header from anyone else is ignored."""
     peer = request.remote or "unknown"
     trusted = request.app[CONFIG].trusted_proxies
     if not trusted or not _is_one_of(peer, trusted):
@@ -200,23 +200,43 @@ def client_address(request: web.Request) -> str:
     return peer
 
 
-def _is_one_of(address: str, addresses: frozenset[IPAddress]) -> bool:
+def _is_one_of(address: str, trusted: frozenset[IPAddress | IPNetwork]) -> bool:
+    """Is `address` one of the trusted addresses, or in one of the trusted ranges? (An IPv4
+    peer seen on a dual-stack socket, `::ffff:10.0.0.2`, counts as its IPv4 address.)"""
     try:
-        return ipaddress.ip_address(address) in addresses
+        ip = ipaddress.ip_address(address)
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        candidates: tuple[IPAddress, ...] = (ip, ip.ipv4_mapped)
+    else:
+        candidates = (ip,)
+    for entry in trusted:
+        for candidate in candidates:
+            if isinstance(entry, ipaddress.IPv4Network | ipaddress.IPv6Network):
+                if candidate.version == entry.version and candidate in entry:
+                    return True
+            elif candidate == entry:
+                return True
+    return False
 
 
 def origin_allowed(request: web.Request) -> bool:
-    """True when the Origin header is absent or names this server (or a configured origin)."""
+    """True when the Origin header is absent or names this server (the Host it was sent to) or a
+    configured origin (`BARAJAMOS_ALLOWED_ORIGINS`: behind a reverse proxy that does not pass
+    the browser's Host on, the house's public origin). Origins compare as scheme, host and port
+    (the host's case and a default port aside)."""
     origin = request.headers.get("Origin")
     if origin is None:
         return True
+    key = origin_key(origin)
+    if key is None:
+        return False  # "null" (a sandboxed frame, a file), or not an http(s) origin
     allowed = request.app[CONFIG].allowed_origins
-    if origin in allowed:
+    if any(origin_key(entry) == key for entry in allowed):
         return True
     parts = urlsplit(origin)
-    return parts.netloc == request.host and parts.scheme in ("http", "https")
+    return parts.netloc.lower() == request.host.lower()
 
 
 def bad_text(text: str) -> bool:
@@ -520,15 +540,17 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
         app[DATABASE_MODE] = "embedded"
     else:
         app[DATABASE_MODE] = "url"
-    pool = await create_pool(dsn)
-    async with pool.acquire() as conn:
-        await migrate(conn)
-    app[POOL] = pool
-    app[DSN] = dsn
-    try:
+    pool: asyncpg.Pool | None = None
+    try:  # a start that fails (a refused migration, the database away) still closes both
+        pool = await create_pool(dsn)
+        async with pool.acquire() as conn:
+            await migrate(conn)
+        app[POOL] = pool
+        app[DSN] = dsn
         yield
     finally:
-        await pool.close()
+        if pool is not None:
+            await pool.close()
         if embedded is not None:
             embedded.stop()
 

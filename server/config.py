@@ -10,16 +10,19 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 SECRET_NAMES = ("cookie_key", "seed_key", "signing_key")
 
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class ConfigError(ValueError):
@@ -46,9 +49,10 @@ class Config:
     signing_key: bytes = field(default=b"", repr=False)
     # Origins allowed to open WebSockets and post forms; empty: the server's own host only
     allowed_origins: tuple[str, ...] = ()
-    # addresses of reverse proxies in front of the house: from one of them, the client's address
-    # is read from X-Forwarded-For (`server.app.client_address`); from anyone else it is ignored
-    trusted_proxies: frozenset[IPAddress] = frozenset()
+    # addresses (or CIDR ranges) of reverse proxies in front of the house: from one of them, the
+    # client's address is read from X-Forwarded-For (`server.app.client_address`); from anyone
+    # else it is ignored
+    trusted_proxies: frozenset[IPAddress | IPNetwork] = frozenset()
     # cookies marked Secure (set when served over HTTPS)
     secure_cookies: bool = False
     log_level: str = "INFO"
@@ -96,18 +100,147 @@ def _key_from_hex(name: str, text: str) -> bytes:
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
-def parse_addresses(name: str, text: str) -> frozenset[IPAddress]:
-    """Comma-separated IP addresses (`10.0.0.2, ::1`); anything else names the setting."""
-    addresses: set[IPAddress] = set()
+def parse_addresses(name: str, text: str) -> frozenset[IPAddress | IPNetwork]:
+    """Comma-separated IP addresses or CIDR ranges (`10.0.0.2, ::1, 172.16.0.0/12`: a container
+    network's proxies change address); anything else names the setting. A range written with
+    host bits (`172.17.0.1/16`) means its network."""
+    addresses: set[IPAddress | IPNetwork] = set()
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
         try:
-            addresses.add(ipaddress.ip_address(part))
+            if "/" in part:
+                addresses.add(ipaddress.ip_network(part, strict=False))
+            else:
+                addresses.add(ipaddress.ip_address(part))
         except ValueError:
-            raise ConfigError(f"{name} must be comma-separated IP addresses, not {part!r}"
-                              ) from None
+            raise ConfigError(f"{name} must be comma-separated IP addresses or CIDR ranges"
+                              f" (10.0.0.0/8), not {part!r}") from None
     return frozenset(addresses)
+
+
+def parse_origins(name: str, text: str) -> tuple[str, ...]:
+    """Comma-separated origins as a browser sends them: `scheme://host[:port]`, http or https,
+    nothing after the host (no path, not even a trailing slash), no user name. Anything else
+    could never equal a browser's Origin header, so it is refused rather than ignored."""
+    origins: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        problem = _origin_problem(part)
+        if problem:
+            raise ConfigError(f"{name}: {part!r} is not an origin (scheme://host[:port], e.g."
+                              f" https://play.example): {problem}")
+        origins.append(part)
+    return tuple(origins)
+
+
+def _origin_problem(text: str) -> str | None:
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return "its host or port is malformed"
+    if parts.scheme not in ("http", "https") or "://" not in text:
+        return "it must start with http:// or https://"
+    if "@" in parts.netloc:
+        return "an origin holds no user name or password"
+    if not parts.hostname:
+        return "it names no host"
+    if parts.path or parts.query or parts.fragment or text.endswith(("?", "#")):
+        return "an origin ends at the host or port: no path, no trailing slash"
+    if port == 0:
+        return "the port must be 1 to 65535"
+    return None
+
+
+def origin_key(text: str) -> tuple[str, str, int] | None:
+    """An origin as (scheme, host, port), the default port filled in and the host lower-case,
+    so `https://Play.example:443` and `https://play.example` compare equal; None when it is
+    not an http(s) origin."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or (443 if scheme == "https" else 80)
+
+
+# a port as asyncpg would read it (int()), in ASCII digits only
+_PORT = re.compile(r"[0-9]{1,5}")
+# how to write the characters that break a URL when a password (or user name) holds them
+_ESCAPE = "percent-encode / # ? @ in a password as %2F %23 %3F %40"
+
+
+def database_url_problem(url: str) -> str | None:
+    """What makes `url` unusable as asyncpg's PostgreSQL URL, said without any part of it (a
+    part could be the password: an unescaped `/` puts the password where the port goes); None
+    when asyncpg can read it. The checks follow asyncpg's own parsing, which otherwise fails
+    with a traceback quoting the text it could not read."""
+    if not url:
+        return "it is empty"
+    scheme, sep, _ = url.partition("://")
+    if not sep or scheme.lower() not in ("postgresql", "postgres"):
+        return "it must start with postgresql:// (or postgres://)"
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "its host part is malformed (a '[' or ']' out of place)"
+    if "#" in url:
+        return f"it holds a '#', which ends a URL ({_ESCAPE})"
+    if parts.netloc.count("@") > 1 or "@" in parts.path:
+        # asyncpg splits at the first '@', Python's URL tools at the last; an '@' after the
+        # host's '/' means a '/' in the password
+        return f"it holds an '@' that does not end the user name and password ({_ESCAPE})"
+    hostspec = parts.netloc.rpartition("@")[2]
+    if hostspec:
+        for host in hostspec.split(","):
+            problem = _host_problem(host, quoted=True)
+            if problem:
+                return problem
+    try:
+        query = (parse_qsl(parts.query, keep_blank_values=True, strict_parsing=True)
+                 if parts.query else [])
+    except ValueError:
+        return f"its query (after '?') is not name=value pairs joined by '&' ({_ESCAPE})"
+    for key, value in query:
+        if key == "port" and value and not all(_port_ok(port) for port in value.split(",")):
+            return "the port in its query is not a number from 1 to 65535"
+        if key == "host" and value:
+            for host in value.split(","):
+                problem = _host_problem(host, quoted=False)
+                if problem:
+                    return problem + " (in its query)"
+    return None
+
+
+def _port_ok(text: str) -> bool:
+    return _PORT.fullmatch(text) is not None and 0 < int(text) < 65536
+
+
+def _host_problem(host: str, *, quoted: bool) -> str | None:
+    if not host:
+        return "a host in its host list is empty"
+    if host.startswith("/"):
+        return None  # a Unix socket folder
+    if host.startswith("["):
+        match = re.fullmatch(r"\[([^\]]+)\](?::(.*))?", host)
+        if match is None:
+            return "an IPv6 host must be written [address] or [address]:port"
+        port = match.group(2)
+    else:
+        _, colon, port = host.partition(":")
+        if not colon:
+            port = None
+    if port:
+        if quoted:
+            port = unquote(port)
+        if not _port_ok(port):
+            return f"the port is not a number from 1 to 65535 ({_ESCAPE})"
+    return None
 
 
 def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]:
@@ -146,8 +279,12 @@ def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]
     return result
 
 
-def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Config:
-    """Build a Config from BARAJAMOS_* / DATABASE_URL variables, then keyword overrides."""
+def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = True,
+             **overrides: object) -> Config:
+    """Build a Config from BARAJAMOS_* / DATABASE_URL variables, then keyword overrides.
+
+    `keep_secrets=False` (for `migrate` and `operator`, which sign and encrypt nothing): the
+    secrets not given stay empty, and the data folder is neither read nor written for them."""
     env = os.environ if env is None else env
     values: dict[str, object] = {}
     if "BARAJAMOS_HOST" in env:
@@ -185,9 +322,8 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
     if env.get("DATABASE_URL"):
         values["database_url"] = env["DATABASE_URL"]
     if "BARAJAMOS_ALLOWED_ORIGINS" in env:
-        values["allowed_origins"] = tuple(
-            o.strip() for o in env["BARAJAMOS_ALLOWED_ORIGINS"].split(",") if o.strip()
-        )
+        values["allowed_origins"] = parse_origins("BARAJAMOS_ALLOWED_ORIGINS",
+                                                  env["BARAJAMOS_ALLOWED_ORIGINS"])
     if "BARAJAMOS_TRUSTED_PROXIES" in env:
         values["trusted_proxies"] = parse_addresses("BARAJAMOS_TRUSTED_PROXIES",
                                                     env["BARAJAMOS_TRUSTED_PROXIES"])
@@ -208,9 +344,19 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
     given: dict[str, bytes] = {}
     for name in SECRET_NAMES:
         var = f"BARAJAMOS_{name.upper()}"
-        if env.get(var):
-            given[name] = _key_from_hex(var, env[var])
+        if var in env:
+            # an empty value is a mistake (a template's unfilled variable), never "not given":
+            # that would sign or encrypt with a kept or a new key without a word
+            if not env[var].strip():
+                raise ConfigError(f"{var} is set but empty: give 64 hex digits, or unset it to"
+                                  " keep a generated key in the data folder")
+            given[name] = _key_from_hex(var, env[var].strip())
     values.update({k: v for k, v in overrides.items() if v is not None})
+    url = values.get("database_url")
+    if isinstance(url, str):
+        problem = database_url_problem(url)
+        if problem:
+            raise ConfigError(f"DATABASE_URL is not a valid PostgreSQL URL: {problem}")
     port = values.get("port", 8080)
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError(f"the port must be 1 to 65535, not {port}")
@@ -219,5 +365,5 @@ def from_env(env: Mapping[str, str] | None = None, /, **overrides: object) -> Co
             given[name] = values.pop(name)  # type: ignore[assignment]
     data_dir = values.get("data_dir", Path(".data"))
     assert isinstance(data_dir, Path)
-    values.update(load_secrets(data_dir.resolve(), given))
+    values.update(load_secrets(data_dir.resolve(), given) if keep_secrets else given)
     return Config(**values)  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import asyncpg
 import psutil
@@ -80,7 +80,17 @@ async def migrate(conn: Conn, directory: Path = MIGRATIONS_DIR) -> list[str]:
         )
         rows = await conn.fetch("SELECT version, name, checksum FROM schema_migrations")
         done = {r["version"]: r for r in rows}
-        for migration in load_migrations(directory):
+        migrations = load_migrations(directory)
+        known = {m.version for m in migrations}
+        unknown = sorted((r["version"], r["name"]) for r in rows if r["version"] not in known)
+        if unknown:
+            # a newer Barajamos migrated this database (then this one was started again: a
+            # rollback, an old image): its code would misread the newer tables, so it stops
+            raise MigrationError(
+                "the database was migrated by a newer Barajamos"
+                f" ({', '.join(name for _, name in unknown)}); this version cannot serve it:"
+                " upgrade, or restore the backup taken before the upgrade")
+        for migration in migrations:
             row = done.get(migration.version)
             if row is not None:
                 if row["checksum"] != migration.checksum:
@@ -212,12 +222,19 @@ class DatabaseUnreachable(RuntimeError):
 
 
 def shown_dsn(dsn: str) -> str:
-    """A database URL fit for a log or an error: no password (in the address or the query)."""
+    """A database URL fit for a log or an error: no password (in the address or the query). A
+    URL asyncpg could not read is not shown at all: where its password ends cannot be told."""
+    from server.config import database_url_problem
+
+    if database_url_problem(dsn):
+        return "(a malformed PostgreSQL URL)"
     parts = urlsplit(dsn)
-    host = parts.netloc.rpartition("@")[2]
-    user = parts.username
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
-    return urlunsplit((parts.scheme, f"{user}@{host}" if user else host, parts.path, query, ""))
+    userinfo, at, host = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                       if "password" not in k.lower()], safe="/,")
+    shown = f"{parts.scheme}://{user + '@' if at and user else ''}{host}{parts.path}"
+    return f"{shown}?{query}" if query else shown
 
 
 class ConnectFailed(ConnectionError):
@@ -232,13 +249,35 @@ async def _pool_connect(*args: Any, **kwargs: Any) -> asyncpg.Connection:
         raise ConnectFailed(exc.errno, exc.strerror or str(exc)) from exc
 
 
+def _unreachable(dsn: str, exc: BaseException) -> DatabaseUnreachable:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return DatabaseUnreachable(f"cannot reach the database at {shown_dsn(dsn)}:"
+                               f" {reason or type(exc).__name__}")
+
+
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 10) -> asyncpg.Pool:
     try:
         pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size,
                                          connect=_pool_connect)
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise DatabaseUnreachable(f"cannot reach the database at {shown_dsn(dsn)}:"
-                                  f" {reason or type(exc).__name__}") from exc
+        raise _unreachable(dsn, exc) from exc
     assert pool is not None
     return pool
+
+
+async def connect(dsn: str) -> asyncpg.Connection:
+    """One connection (for `migrate`), failing as `create_pool` does: one line, no password."""
+    try:
+        return await asyncpg.connect(dsn)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        raise _unreachable(dsn, exc) from exc
+
+
+def house_missing(data_path: Path) -> str | None:
+    """Why the data folder holds no embedded house yet (no `pg/` in it), for the commands that
+    work on an existing house (`migrate`, `operator`): they must not start a new, empty one.
+    None when it holds one."""
+    if (data_path / "pg").is_dir():
+        return None
+    return (f"no house in {data_path} (it holds no pg/ folder): pass the house's --data-dir,"
+            " or its --database-url (or DATABASE_URL)")

@@ -27,8 +27,29 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         "without one the embedded PostgreSQL is started)")
 
 
-def _config(args: argparse.Namespace, **extra: object) -> Config:
-    return from_env(data_dir=args.data_dir, database_url=args.database_url, **extra)
+def _config(args: argparse.Namespace, *, keep_secrets: bool = True, **extra: object) -> Config:
+    return from_env(data_dir=args.data_dir, database_url=args.database_url,
+                    keep_secrets=keep_secrets, **extra)
+
+
+def _existing_house(prog: str, args: argparse.Namespace) -> Config | int:
+    """The settings of a command that works on an existing house (`migrate`, `operator`): it
+    needs no secrets (and keeps none in the data folder), and without a database URL the data
+    folder must already hold the house's embedded PostgreSQL; else the exit status (2), said in
+    one line."""
+    from server.db import house_missing
+
+    try:
+        config = _config(args, keep_secrets=False)
+    except ConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if config.database_url is None:
+        missing = house_missing(config.data_path)
+        if missing:
+            print(f"{prog}: {missing}", file=sys.stderr)
+            return 2
+    return config
 
 
 async def _quiet_gc(app: web.Application) -> AsyncIterator[None]:
@@ -82,15 +103,17 @@ def main(argv: list[str]) -> int:
     log.info("starting", extra={"host": config.host, "port": config.port,
                                 "password_cost": config.password_cost.value,
                                 "database": "url" if config.database_url else "embedded",
-                                "data_dir": str(config.data_path)})
+                                "data_dir": str(config.data_path),
+                                # what a reverse proxy's setup turns on (docs/OPERATIONS.md)
+                                "allowed_origins": list(config.allowed_origins),
+                                "trusted_proxies": sorted(map(str, config.trusted_proxies)),
+                                "secure_cookies": config.secure_cookies})
     # for the person who started it (stdout: the log on stderr stays one JSON event a line)
     print(f"Barajamos is starting on http://{config.host}:{config.port}/", flush=True)
     if insecure_cookies(config.host, config.secure_cookies):
         log.warning("cookies without the Secure flag on a public address",
                     extra={"host": config.host, "fix": "serve behind HTTPS and set"
                            " BARAJAMOS_SECURE_COOKIES=1"})
-        print("warning: session cookies go without the Secure flag on a public address;"
-              " serve behind HTTPS and set BARAJAMOS_SECURE_COOKIES=1", file=sys.stderr)
     # run_app handles SIGINT/SIGTERM: on_shutdown closes sockets with GOING_AWAY, then cleanup
     # persists what it must and stops the embedded PostgreSQL
     try:
@@ -124,19 +147,15 @@ def migrate_main(argv: list[str]) -> int:
                                      description="Apply pending SQL migrations and exit.")
     _common(parser)
     args = parser.parse_args(argv)
-    try:
-        config = _config(args)
-    except ConfigError as exc:
-        print(f"barajamos migrate: {exc}", file=sys.stderr)
-        return 2
+    config = _existing_house("barajamos migrate", args)
+    if isinstance(config, int):
+        return config
     setup_logging(config.log_level)
     return asyncio.run(_migrate(config))
 
 
 async def _migrate(config: Config) -> int:
-    import asyncpg
-
-    from server.db import EmbeddedPostgres, migrate
+    from server.db import EmbeddedPostgres, connect, migrate
 
     embedded = None
     dsn = config.database_url
@@ -144,7 +163,7 @@ async def _migrate(config: Config) -> int:
         if dsn is None:
             embedded = EmbeddedPostgres(config.data_path / "pg")
             dsn = embedded.start()
-        conn = await asyncpg.connect(dsn)
+        conn = await connect(dsn)
         try:
             applied = await migrate(conn)
         finally:
@@ -167,20 +186,16 @@ def operator_main(argv: list[str]) -> int:
     parser.add_argument("--revoke", action="store_true", help="make it a player again")
     _common(parser)
     args = parser.parse_args(argv)
-    try:
-        config = _config(args)
-    except ConfigError as exc:
-        print(f"barajamos operator: {exc}", file=sys.stderr)
-        return 2
+    config = _existing_house("barajamos operator", args)
+    if isinstance(config, int):
+        return config
     setup_logging(config.log_level)
     return asyncio.run(_set_operator(config, args.name, not args.revoke))
 
 
 async def _set_operator(config: Config, name: str, operator: bool) -> int:
-    import asyncpg
-
     from server.accounts import Role, set_role
-    from server.db import EmbeddedPostgres, migrate
+    from server.db import EmbeddedPostgres, create_pool, migrate
 
     embedded = None
     dsn = config.database_url
@@ -188,7 +203,7 @@ async def _set_operator(config: Config, name: str, operator: bool) -> int:
         if dsn is None:
             embedded = EmbeddedPostgres(config.data_path / "pg")
             dsn = embedded.start()
-        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=1)
+        pool = await create_pool(dsn, min_size=1, max_size=1)
         try:
             async with pool.acquire() as conn:
                 await migrate(conn)
