@@ -75,7 +75,7 @@ async def test_a_worker_plays_records_and_audits(make_app: AppFactory,
         after = await scrape(base)
         stats = result.stats
         assert result.tables == 2 and stats.unseated == 1
-        assert stats.errors == {"setup_ProtocolError": 1}, stats.errors
+        assert stats.errors == {"setup_ProtocolError_bad_credentials": 1}, stats.errors
         assert stats.audited == stats.actions >= 40
         assert stats.lost == 0 and stats.unacked == 0
         # every action the server applied was acknowledged to a bot, and none twice; but for
