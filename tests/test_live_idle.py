@@ -16,13 +16,17 @@ from server.config import ConfigError, from_env
 from tests.conftest import AppFactory
 from tests.test_live_helpers import Live, connect, create_table, players, start_live
 
-IDLE = 1800.0  # the default, BARAJAMOS_IDLE_TABLE_MINUTES=30
+DEFAULT = 1800.0  # BARAJAMOS_IDLE_TABLE_MINUTES=30
+# the tests' limit: the house sweeps for idle tables every minute whatever the limit, and each
+# sweep is a turn of the virtual clock, so a short limit keeps these tests quick
+IDLE = 240.0
 
 
 @pytest.fixture
 async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
                vclock: VirtualClock) -> Live:
-    return await start_live(make_app, aiohttp_client, vclock)
+    return await start_live(lambda clock: make_app(clock=clock, idle_table_close=IDLE),
+                            aiohttp_client, vclock)
 
 
 async def mine(player: Any) -> list[str]:
@@ -37,8 +41,8 @@ async def test_an_unwatched_open_table_closes_and_frees_its_seats(
     try:
         table = await create_table(ana, "paulista", 4, "private")
         tid = table["id"]
-        # bia sits down 20 minutes later: the 30 minutes start again from there
-        await vclock.advance(1200.0)
+        # bia sits down 3 minutes later: the wait starts again from there
+        await vclock.advance(180.0)
         assert (await bia.post(f"/api/tables/{tid}/join", {"invite": table["invite"]}))[0] == 200
         await vclock.advance(IDLE - 60.0)
         assert tid in await mine(ana) and tid in await mine(bia)
@@ -67,7 +71,7 @@ async def test_a_socket_keeps_a_table_and_its_leaving_starts_the_wait(
     try:
         tid = (await create_table(ana, "mineiro", 2, "private"))["id"]
         seat = await connect(ana, tid, 0)
-        await vclock.advance(3 * IDLE)  # a tab left open all afternoon
+        await vclock.advance(3 * IDLE)  # a tab left open long past the limit
         assert tid in await mine(ana)
         await seat.ws.close()
         await vclock.advance(IDLE - 70.0)
@@ -120,14 +124,14 @@ async def test_a_longer_idle_limit_and_none(make_app: AppFactory,
     ana, = await players(live.base, "ana")
     try:
         tid = (await create_table(ana, "paulista", 2, "private"))["id"]
-        await vclock.advance(10 * IDLE)
+        await vclock.advance(2 * DEFAULT)
         assert tid in await mine(ana)  # 0: idle tables are kept
     finally:
         await ana.close()
 
 
 def test_the_idle_limit_from_the_environment(tmp_path: Path) -> None:
-    assert from_env({}, data_dir=tmp_path).idle_table_close == IDLE
+    assert from_env({}, data_dir=tmp_path).idle_table_close == DEFAULT
     assert from_env({"BARAJAMOS_IDLE_TABLE_MINUTES": "45"},
                     data_dir=tmp_path).idle_table_close == 2700.0
     assert from_env({"BARAJAMOS_IDLE_TABLE_MINUTES": "0"},
