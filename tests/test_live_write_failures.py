@@ -270,24 +270,29 @@ async def test_a_failed_evidence_read_keeps_the_clock(
             raise OSError("database away (injected)")
 
         house.evidence = away  # type: ignore[method-assign]
-        for _ in range(600):  # ana never acts: her clock runs out until she would abandon
-            await vclock.advance(1)
+
+        async def step(most: float) -> None:
+            """On to the next timer (the bot's move, a deadline), `most` seconds at most."""
+            due = vclock.next_deadline
+            wait = most if due is None else min(most, max(0.0, due - vclock.now()))
+            await vclock.advance(wait)
             await settle(actor)
+
+        for _ in range(600):  # ana never acts: her clock runs out until she would abandon
+            await step(1.0)
             streak = actor.streaks.get(0)
             if streak is not None and streak.count >= 9:
                 break
-        for _ in range(60):
-            await vclock.advance(1)
-            await settle(actor)
+        until = vclock.now() + 60.0
+        while vclock.now() < until:
+            await step(until - vclock.now())
         # the abandonment could not be decided: her streak and a clock are still there
         assert actor.status is TableStatus.PLAYING
         assert actor.streaks[0].count >= 9 and actor.deadlines
         house.evidence = evidence  # type: ignore[method-assign]
-        for _ in range(120):
-            if actor.status is not TableStatus.PLAYING:
-                break
-            await vclock.advance(1)
-            await settle(actor)
+        until = vclock.now() + 120.0
+        while actor.status is TableStatus.PLAYING and vclock.now() < until:
+            await step(until - vclock.now())
         rows = await house.pool.fetch(
             "SELECT trigger, consequence FROM abandonments WHERE table_id = $1", tid)
         assert [(r["trigger"], r["consequence"]) for r in rows] == [
