@@ -18,7 +18,7 @@ from typing import Any
 
 from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
-from tests.test_browser_ranked_queue import TABLE_URL, join_queue
+from tests.test_browser_ranked_queue import TABLE_URL, first_in_queue, join_queue
 from tests.test_browser_table_ux import ReviewTable, paulista_1x1
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     PASSWORD,
@@ -256,11 +256,7 @@ async def test_the_queue_announces_the_table_which_waits_for_its_players(
     live_server: LiveServer, browser: Browser
 ) -> None:
     live = live_server
-    ana, bia = await new_page(browser, live), await new_page(browser, live)
-    await signup(ana, live, "ana_a11y")
-    await signup(bia, live, "bia_a11y")
-    await join_queue(ana, live)
-    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    ana, bia = await first_in_queue(browser, live, "ana_a11y", "bia_a11y")
     # bia's join forms the table; her page does not open it (yet)
     await bia.route("**/t/*", lambda route: route.abort())
     await join_queue(bia, live)

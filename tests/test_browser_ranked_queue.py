@@ -38,15 +38,24 @@ async def join_queue(page: Page, live: LiveServer, seats: int = 2, partner: str 
     await page.get_by_role("button", name="Entrar na fila").click()
 
 
+async def first_in_queue(
+    browser: Browser, live: LiveServer, first: str, second: str
+) -> tuple[Page, Page]:
+    """Two new players signed up; the first waits in the Paulista 1x1 queue, the second has
+    not joined it yet."""
+    ana, bia = await new_page(browser, live), await new_page(browser, live)
+    await signup(ana, live, first)
+    await signup(bia, live, second)
+    await join_queue(ana, live)
+    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    return ana, bia
+
+
 async def test_the_queue_page_keeps_the_focus_and_opens_the_table(
     live_server: LiveServer, browser: Browser
 ) -> None:
     live = live_server
-    ana, bia = await new_page(browser, live), await new_page(browser, live)
-    await signup(ana, live, "ana_q")
-    await signup(bia, live, "bia_q")
-    await join_queue(ana, live)
-    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    ana, bia = await first_in_queue(browser, live, "ana_q", "bia_q")
     await expect(ana).to_have_title("Fila ranqueada · Barajamos")
     leave = ana.get_by_role("button", name="Sair da fila")
     await leave.focus()

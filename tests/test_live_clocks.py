@@ -127,14 +127,20 @@ async def test_absence_and_abandonment(live: Live, vclock: VirtualClock) -> None
         await olga.close()
 
 
+async def watched_training_seat(ana: Player, variant: str) -> tuple[str, SeatClient]:
+    """A new 1x1 training table for `ana`, its match not started, and her seat connected
+    with nothing played for her (the test plays, or lets the clock play)."""
+    table = await create_table(ana, variant, 2, "training")
+    seat = await connect(ana, table["id"], 0)
+    seat.autoplay = False
+    await drain(seat)
+    return table["id"], seat
+
+
 async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> None:
     ana, = await players(live.base, "ana")
     try:
-        table = await create_table(ana, "mineiro", 2, "training")
-        tid = table["id"]
-        seat = await connect(ana, tid, 0)
-        seat.autoplay = False
-        await drain(seat)
+        tid, seat = await watched_training_seat(ana, "mineiro")
         await ana.post(f"/api/tables/{tid}/start")
         await drain(seat, react=True)  # entropy sent: dealt at once
         await run_clock(vclock, seat, 30.0,
@@ -178,11 +184,7 @@ async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> 
 async def test_saying_back_restores_the_full_clock(live: Live, vclock: VirtualClock) -> None:
     ana, = await players(live.base, "ana")
     try:
-        table = await create_table(ana, "paulista", 2, "training")
-        tid = table["id"]
-        seat = await connect(ana, tid, 0)
-        seat.autoplay = False
-        await drain(seat)
+        tid, seat = await watched_training_seat(ana, "paulista")
         # not absent: nothing to do, nothing happens
         await seat.send({"type": "back", "id": "early"})
         assert (await seat.until("ack", react=False)) == {"type": "ack", "id": "early",

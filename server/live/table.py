@@ -405,7 +405,6 @@ class TableActor:
         self.bot_timers: dict[DeadlineKey, Timer] = {}
         self.bot_rng = random.Random(secrets.randbits(64))
         self._empty_tokens: dict[int, int] = {}
-        self._start_token = 0
         self._start_deadline = 0.0
         # the seat whose abandonment is ending the match, with its evidence (for settlement)
         self._forfeit: tuple[int, list[dict[str, Any]]] | None = None
@@ -895,19 +894,17 @@ class TableActor:
         queue's page: its first deal, and with it the first 10 s clock, waits until every
         player has the table open, or `start_grace` at most (then the clocks run for whoever
         is missing, as ever)."""
-        token = self._token()
         self._start_deadline = self.now + self.house.config.start_grace
-        self.start_timer = self.house.clock.call_at(
-            self._start_deadline, lambda: self.post(lambda: self._players_waited(token)))
-        self._start_token = token
+        timer = self.start_timer = self.house.clock.call_at(
+            self._start_deadline, lambda: self.post(lambda: self._players_waited(timer)))
         self._emit_table()
         self._log("waiting_for_players", grace=self.house.config.start_grace)
 
-    async def _players_waited(self, token: int | None) -> None:
-        """Every player came (`token` None), or the grace ran out: deal the first hand."""
-        if self.start_timer is None or (token is not None and token != self._start_token):
+    async def _players_waited(self, timer: Timer | None) -> None:
+        """Every player came (`timer` None), or this wait's grace ran out: deal the first hand."""
+        if self.start_timer is None or (timer is not None and timer is not self.start_timer):
             return
-        if token is None and not self._everyone_here():
+        if timer is None and not self._everyone_here():
             return
         self.start_timer.cancel()
         self.start_timer = None
