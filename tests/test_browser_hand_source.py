@@ -114,7 +114,8 @@ async def test_my_hands_pins_the_house_key_in_the_chain_command(
 ) -> None:
     page = await new_page(browser, live_server)
     await signup(page, live_server, "fonte_2")
-    await page.route(re.compile(r"/api/tables\?mine=1$"), json_route({"tables": [{"id": TABLE}]}))
+    await page.route(re.compile(r"/api/me/tables$"),
+                     json_route({"tables": [{"id": TABLE}], "next": None}))
     await page.route(re.compile(rf"/tables/{TABLE}/chain$"), json_route(list(RECORDS)))
     house_key = json.loads(await page.evaluate("async () => (await fetch('/api/key')).text()"))
     await page.goto(live_server.url("/me/hands"))

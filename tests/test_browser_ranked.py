@@ -16,6 +16,7 @@ from server.app import POOL
 from server.ranked import ledger, ratings
 from server.ranked.service import RANKED
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    PASSWORD,
     LiveServer,
     Policy,
     browser_fixture,
@@ -232,3 +233,13 @@ async def test_my_hands_fits_a_phone_with_a_hand_listed(
     await expect(page.locator("#hands-status").get_by_role(
         "link", name="Ver as mãos de todas as suas mesas")).to_have_attribute("href", "/me/hands")
     await screenshot(page, "my-hands-phone")
+    # from another browser, where none of her hands were kept, the table is there too (the
+    # house lists the tables she played at, closed ones as well)
+    other = await new_page(browser, live)
+    await other.goto(live.url("/"))
+    await other.locator("#login-name").fill("fone_390")
+    await other.locator("#login-password").fill(PASSWORD)
+    await other.get_by_role("button", name="Entrar").click()
+    await other.goto(live.url("/me/hands"))
+    await expect(other.locator(f'#hands-list li[data-hand="{hand}"] a')).to_have_attribute(
+        "href", f"/h/{table_id}/{hand}")

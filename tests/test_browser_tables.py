@@ -597,3 +597,20 @@ async def test_pages_send_csp_and_refuse_foreign_redirects(
     response = await client.get("/static/js/fairness.js")
     assert response.status == 200
     assert response.content_type in ("text/javascript", "application/javascript")
+
+
+async def test_a_tab_opened_after_the_commitment_checks_the_new_chains_anchor(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "caio_tab")
+    table_id = await create_table(page, "mineiro", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#fair-chain")).to_have_attribute("data-state", "ok")
+    # a second tab of hers opens hand 1 after its `commitment` event: the snapshot's hand
+    # carries the signed anchor, checked there as the first tab checked the event's
+    later = await page.context.new_page()
+    await later.goto(live_server.url(f"/t/{table_id}"))
+    await expect(later.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    await expect(later.locator("#fair-chain")).to_contain_text("nova cadeia a partir da mão 1")
+    await expect(later.locator("#fair-chain")).to_have_attribute("data-state", "ok")

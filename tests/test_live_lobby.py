@@ -10,6 +10,7 @@ import pytest
 from server.accounts import Role, set_role
 from server.app import POOL
 from server.clock import VirtualClock
+from server.live import api
 from server.live.model import TableKind
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
@@ -25,6 +26,7 @@ from tests.test_live_helpers import (
     verify_chain,
 )
 from truco import MatchConfig, Variant
+from truco.records import record_hash
 
 
 @pytest.fixture
@@ -216,6 +218,126 @@ async def test_rematch_continues_the_chain(live: Live) -> None:
         assert records[first]["score_before"] == [0, 0]
         assert [r["hand"] for r in records] == list(range(1, len(records) + 1))
         verify_chain(chain, live.key)
+    finally:
+        await ana.close()
+
+
+async def test_the_chain_ends_with_the_houses_signed_ledger_head(live: Live) -> None:
+    ana, = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "mineiro", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        await ana.post(f"/api/tables/{tid}/start")
+        await play_all([seat])
+        chain = await fetch_chain(ana, tid)
+        *entries, head = chain
+        last = hand_records(entries)[-1]
+        assert head["kind"] == "ledger_head" and head["public_key"] == live.key
+        assert head["tables"] == [{"table": tid, "hand": last["hand"],
+                                   "hash": record_hash(last).hex()}]
+        verify_chain(chain, live.key)
+        # served again: the same statement, not a new signature per request
+        assert await fetch_chain(ana, tid) == chain
+        async with live.app[POOL].acquire() as conn:
+            assert await conn.fetchval(
+                "SELECT hand FROM ledger_heads WHERE table_id = $1", tid) == last["hand"]
+        # the chain grows: a new head names its new last hand
+        await ana.post(f"/api/tables/{tid}/rematch")
+        seat.over = None
+        await play_all([seat])
+        longer = await fetch_chain(ana, tid)
+        assert longer[-1]["tables"][0]["hand"] == hand_records(longer)[-1]["hand"] > last["hand"]
+        verify_chain(longer, live.key)
+        # the head kept from before still holds: the longer chain extends what it signed
+        verify_chain([*longer, head], live.key)
+    finally:
+        await ana.close()
+
+
+async def test_a_late_client_reads_the_new_chains_anchor_in_its_snapshot(live: Live) -> None:
+    ana, = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        first = await connect(ana, tid, 0)
+        first.send_entropy = False
+        await ana.post(f"/api/tables/{tid}/start")
+        commitment = await first.until("commitment", react=False)
+        assert commitment["anchor"]["kind"] == "seed_anchor"
+        # another tab opens the table while hand 1 still waits for entropy: it missed the event
+        late = await connect(ana, tid, 0)
+        late.send_entropy = False
+        snapshot = await late.until("snapshot", react=False)
+        hand = snapshot["hand"]
+        assert (hand["hand"], hand["phase"]) == (1, "entropy")
+        assert hand["anchor"] == commitment["anchor"]
+        assert hand["anchor"]["anchor"] == hand["commitment"]
+        await late.ws.close()
+    finally:
+        await ana.close()
+
+
+async def test_my_played_tables_outlive_the_lobby(live: Live, vclock: VirtualClock) -> None:
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        played = []
+        for variant in ("mineiro", "argentino", "paulista"):
+            table = await create_table(ana, variant, 2, "training")
+            seat = await connect(ana, table["id"], 0)
+            await ana.post(f"/api/tables/{table['id']}/start")
+            await play_all([seat])
+            await seat.ws.close()
+            status, _ = await ana.post(f"/api/tables/{table['id']}/leave")
+            assert status == 200
+            played.append(table["id"])
+            await vclock.advance(1.0)
+        # a table she never started is not one she played at
+        await create_table(ana, "paulista", 2, "training")
+        status, body = await ana.get("/api/tables?mine=1")
+        assert not set(played) & {t["id"] for t in body["tables"]}  # closed: not "mine" any more
+        status, body = await ana.get("/api/me/tables")
+        assert status == 200 and body["next"] is None
+        assert [t["id"] for t in body["tables"]] == played[::-1]  # newest first
+        newest = body["tables"][0]
+        assert newest["variant"] == "paulista" and newest["status"] == "closed"
+        assert newest["matches"] == 1 and newest["hands"] == len(
+            hand_records(await fetch_chain(ana, played[-1])))
+        # another player sees none of them
+        status, body = await bia.get("/api/me/tables")
+        assert (status, body) == (200, {"tables": [], "next": None})
+        for bad in ("x", "12-zz", "1" * 19 + "-0123456789abcdef", "-1-0123456789abcdef"):
+            status, body = await ana.get(f"/api/me/tables?before={bad}")
+            assert (status, body["error"]) == (400, "bad_cursor"), bad
+    finally:
+        await _close(ana, bia)
+
+
+async def test_my_played_tables_come_in_pages(
+    live: Live, vclock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(api, "PLAYED_PAGE", 2)
+    ana, = await players(live.base, "ana")
+    try:
+        played = []
+        for _ in range(5):
+            table = await create_table(ana, "mineiro", 2, "training")
+            await ana.post(f"/api/tables/{table['id']}/start")  # nobody at it: bots and clocks
+            await ana.post(f"/api/tables/{table['id']}/leave")  # resigned: the match is played
+            played.append(table["id"])
+            if len(played) != 2:  # two of them started at the same moment: ordered by id
+                await vclock.advance(1.0)
+        seen: list[str] = []
+        after = ""
+        while True:
+            status, body = await ana.get(f"/api/me/tables{after}")
+            assert status == 200 and len(body["tables"]) <= 2
+            seen += [t["id"] for t in body["tables"]]
+            if body["next"] is None:
+                break
+            after = f"?before={body['next']}"
+        played[1:3] = sorted(played[1:3])  # the tie, newest first by id
+        assert seen == played[::-1]
     finally:
         await ana.close()
 

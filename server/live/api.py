@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 from aiohttp import web
 
@@ -29,6 +29,8 @@ from server.live.model import LiveError, TableKind, TableStatus
 from server.live.table import TableActor, ms
 from truco import MatchConfig, TeamMode, Variant
 from truco.fairness import MAX_HAND_NUMBER, SHUFFLE_VERSION
+from truco.records import build_ledger_head, record_hash
+from verifier.signing import sign_statement
 
 # used with fullmatch (`$` would also take a trailing newline)
 HAND_ID = re.compile(r"([0-9a-f]{16})-([1-9][0-9]{0,9})")
@@ -143,6 +145,55 @@ async def list_tables(request: web.Request) -> web.StreamResponse:
     return web.json_response({"tables": tables})
 
 
+PLAYED_PAGE: Final = 30
+# `before` of `GET /api/me/tables`: the last listed table's newest match start (unix
+# microseconds, as PostgreSQL keeps it: no two tables between pages are lost to rounding) and id
+PLAYED_CURSOR: Final = re.compile(r"(0|[1-9][0-9]{0,17})-([0-9a-f]{16})")
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+async def played_tables(request: web.Request) -> web.StreamResponse:
+    """The tables where I played a match, newest first, closed ones too: a player who lost a
+    table's id (a private table is never listed, a closed one leaves `mine`) can still reach
+    its chain and check its hands from any browser."""
+    user = require_user(request)
+    before = request.query.get("before")
+    cursor: tuple[datetime, str] | None = None
+    if before is not None:
+        match = PLAYED_CURSOR.fullmatch(before)
+        try:
+            if match is None:
+                raise OverflowError
+            cursor = (EPOCH + timedelta(microseconds=int(match.group(1))), match.group(2))
+        except OverflowError:
+            raise ApiError(400, "bad_cursor",
+                           "before is the `next` of the previous page.") from None
+    rows = await request.app[POOL].fetch(
+        "SELECT t.id, t.variant, t.seats, t.kind, t.status, max(m.started_at) AS last_match,"
+        " count(*) AS matches,"
+        " (SELECT count(*) FROM live_hands h WHERE h.table_id = t.id"
+        "  AND h.record IS NOT NULL) AS hands"
+        " FROM live_matches m JOIN live_tables t ON t.id = m.table_id"
+        " WHERE m.players @> ARRAY[$1::bigint]"
+        " GROUP BY t.id"
+        " HAVING $2::timestamptz IS NULL OR (max(m.started_at), t.id) < ($2, $3)"
+        " ORDER BY last_match DESC, t.id DESC LIMIT $4",
+        user.id, None if cursor is None else cursor[0], None if cursor is None else cursor[1],
+        PLAYED_PAGE + 1)
+    page = rows[:PLAYED_PAGE]
+    tables = [{
+        "id": row["id"], "variant": row["variant"], "seats": row["seats"], "kind": row["kind"],
+        "status": row["status"], "matches": row["matches"], "hands": row["hands"],
+        "last_match_ms": (row["last_match"] - EPOCH) // timedelta(milliseconds=1),
+    } for row in page]
+    after = page[-1] if len(rows) > PLAYED_PAGE else None
+    return web.json_response({
+        "tables": tables,
+        "next": None if after is None
+        else f"{(after['last_match'] - EPOCH) // timedelta(microseconds=1)}-{after['id']}",
+    })
+
+
 def _actor(request: web.Request) -> TableActor:
     return house_of(request).get(request.match_info["table_id"])
 
@@ -250,7 +301,33 @@ async def table_chain(request: web.Request) -> web.StreamResponse:
         if row["hand"] in anchors:
             chain.append(anchors[row["hand"]])
         chain.append(json.loads(row["record"]))
+    if chain:
+        chain.append(await _ledger_head(request, table_id, chain[-1]))
     return web.json_response(chain)
+
+
+async def _ledger_head(request: web.Request, table_id: str, last: dict[str, Any]) -> Any:
+    """The house's signed word on this chain's length and last record (docs/FAIRNESS.md,
+    section 8): whoever keeps it can later show a chain cut short or rewritten. Signed when a
+    longer chain than the last one signed is first served, and kept, so that a busy chain page
+    costs one signature per hand at most; its `at` says when that was."""
+    pool = request.app[POOL]
+    hand = last["hand"]
+    kept = await pool.fetchrow(
+        "SELECT hand, statement::text FROM ledger_heads WHERE table_id = $1", table_id)
+    if kept is not None and kept["hand"] == hand:
+        return json.loads(kept["statement"])
+    house = house_of(request)
+    head = sign_statement(
+        build_ledger_head(int(house.clock.now()), {table_id: (hand, record_hash(last))}),
+        house.signing_key)
+    # two requests at once may both sign: either head is true, the first one stays
+    await pool.execute(
+        "INSERT INTO ledger_heads (table_id, hand, statement) VALUES ($1, $2, $3::jsonb)"
+        " ON CONFLICT (table_id) DO UPDATE SET hand = EXCLUDED.hand,"
+        " statement = EXCLUDED.statement WHERE ledger_heads.hand < EXCLUDED.hand",
+        table_id, hand, json.dumps(head))
+    return head
 
 
 # --- operators --------------------------------------------------------------------------------

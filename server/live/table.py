@@ -639,6 +639,9 @@ class TableActor:
             "phase": hand.phase.value,
             "commitment": hand.commitment.hex(),
             "chain_start": hand.chain_start,
+            # a client that opens the table after the `commitment` event can still check a new
+            # seed chain's signed anchor before it sends its entropy
+            "anchor": hand.anchor,
             "entropy_deadline_ms": None if hand.entropy_deadline is None
             else ms(hand.entropy_deadline),
             "entropy_from": sorted(hand.contributions),

@@ -36,19 +36,31 @@ function askedTable() {
   return asked && /^[0-9a-f]{16}$/.test(asked) ? asked : null;
 }
 
+/** `?before=<cursor>`: an older page of the tables I played at (the API's `next`). */
+function askedPage() {
+  const before = new URLSearchParams(window.location.search).get("before");
+  return before && /^[0-9]{1,18}-[0-9a-f]{16}$/.test(before) ? before : null;
+}
+
 async function load() {
   const houseKey = await fetchHouseKey();
   const asked = askedTable();
-  let mineTables = [];
+  const before = askedPage();
+  let playedTables = [];
+  let older = null;
   if (!asked) {
     try {
-      mineTables = (await api("GET", "/api/tables?mine=1")).tables.map((t) => t.id);
+      // every table I played a match at, closed ones too, from any browser (newest first)
+      const page = await api("GET", `/api/me/tables${before ? `?before=${before}` : ""}`);
+      playedTables = page.tables.map((t) => t.id);
+      older = page.next;
     } catch (err) {
       status.textContent = `Não foi possível carregar suas mesas: ${err.message}`;
     }
   }
-  const ids = asked ? [asked]
-    : [...new Set([...playedHands().map((h) => h.table), ...mineTables])].slice(0, MAX_TABLES);
+  // the first page also has the tables whose hands this browser kept (with my entropy)
+  const local = before ? [] : playedHands().map((h) => h.table);
+  const ids = asked ? [asked] : [...new Set([...playedTables, ...local])].slice(0, MAX_TABLES);
   if (ids.length === 0) {
     status.textContent = "Nenhuma mão ainda: jogue uma partida e ela aparece aqui.";
     return;
@@ -69,6 +81,9 @@ async function load() {
   list.replaceChildren(...sections);
   status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público${asked ? ` da mesa ${asked}` : ""}.`
     : asked ? `Nenhuma mão terminada na mesa ${asked}.` : "Nenhuma mão terminada ainda.";
+  if (older) {
+    list.append(el("p", {}, el("a", { href: `/me/hands?before=${older}` }, "Mesas mais antigas")));
+  }
   if (asked) {
     // one table only (a ranked match's link): said so, with the way back to all of them
     status.append(" ", el("a", { href: "/me/hands" }, "Ver as mãos de todas as suas mesas"));

@@ -212,6 +212,9 @@ function handle(message) {
       state.automatic = message.automatic ?? [];
       state.offsetMs = message.server_time_ms - Date.now();
       state.inFlight = null;
+      // opened after the hand's `commitment` event: its check (a new chain's signed anchor
+      // is in the snapshot's hand) is made now, before any entropy of mine is sent
+      if (state.handInfo && state.chainCheck?.hand !== state.handInfo.hand) checkCommitment(state.handInfo);
       if (state.view?.hand?.result && state.handInfo) {
         // while the next hand collects entropy, the view still shows the finished one before it
         showSummary(state.view, state.handInfo.hand - (state.handInfo.phase === "entropy" ? 1 : 0));
