@@ -350,7 +350,7 @@ def test_two_ledger_heads_that_disagree_fail_even_without_the_hand(table):
     assert [check.name for _, check in report.failures] == [CheckName.LEDGER] * 2
     assert "another trusted ledger head" in report.failures[0][1].reason
     same = check_chain([*table.records, heads[0], heads[0]], pinned=[KEY])
-    assert same.ok  # the same head twice is no contradiction (each says skip)
+    assert same.ok  # the same head twice is no contradiction (each warns: past the input)
 
 
 def test_the_first_hand_of_a_table_must_draw_its_dealer(table):

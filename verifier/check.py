@@ -13,6 +13,7 @@ import hmac
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final
 
@@ -480,7 +481,7 @@ def check_chain(
             check = _anchor_check(statement, anchors[statement.chain_start], by_number)
             checks.append(_reanchored(statement, anchors, check))
         if isinstance(statement, LedgerHead):
-            checks.append(_ledger_check(statement, table, by_number, heads))
+            checks.append(_ledger_check(statement, table, by_number, heads, trusted))
         reports.append(EntryReport(_statement_label(statement), _kind_of(statement), tuple(checks)))
 
     budget = _HashBudget(_HASH_BUDGET)
@@ -616,8 +617,21 @@ def _follow_handovers(
                 queue.append(handover.new_public_key)
 
 
-def _ledger_check(head: LedgerHead, table: str, by_number: Mapping[int, Sequence[_Hand]],
-                  heads: Mapping[int, set[bytes]]) -> CheckResult:
+def _moment(at: int) -> str:
+    """A ledger head's `at` (unix seconds) as a player reads it."""
+    try:
+        return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):  # past year 9999: say the number
+        return f"unix time {at}"
+
+
+def _ledger_check(
+    head: LedgerHead,
+    table: str,
+    by_number: Mapping[int, Sequence[_Hand]],
+    heads: Mapping[int, set[bytes]],
+    trusted: bool,
+) -> CheckResult:
     for entry in head.tables:
         if entry.table != table:
             continue
@@ -629,6 +643,17 @@ def _ledger_check(head: LedgerHead, table: str, by_number: Mapping[int, Sequence
                 f" ledger head names it with {min(others).hex()}: the history was rewritten",
             )
         copies = by_number.get(entry.hand, ())
+        last = max(by_number, default=0)
+        if not copies and trusted and entry.hand > last:
+            # The house signed that the table had this hand; the input stops before it. Not a
+            # failure (the input may be a partial download), but the player must hear of it.
+            ends = f"ends at hand {last}" if last else f"has no record of table {table}"
+            return CheckResult(
+                CheckName.LEDGER,
+                Status.WARN,
+                f"a signed ledger head (at {_moment(head.at)}) says hand {entry.hand} of table"
+                f" {table} was written; this input {ends}: records may have been cut",
+            )
         if not copies:
             return CheckResult(
                 CheckName.LEDGER, Status.SKIP, f"names hand {entry.hand}, which is not in the input"
@@ -684,7 +709,9 @@ def _link_check(
     if record.hand != expected:
         if record.hand < expected:
             what = "out of order"
-        elif expected in by_number and expected not in seen:
+        elif expected in seen:  # 1, 3, 2, 4: hand 3 was given before hand 2
+            what = f"out of order: hand {expected} came earlier in the input"
+        elif expected in by_number:
             what = f"out of order: hand {expected} comes later in the input"
         else:
             what = "missing record(s)"

@@ -109,18 +109,33 @@ def _build_parser() -> argparse.ArgumentParser:
         ("chain", "verify a table's chain of records", "a chain file (JSON list or lines), a"
          " directory of records, or a URL"),
     ):  # fmt: skip
-        sub = commands.add_parser(name, help=help_text, parents=[json_flag])
-        sub.add_argument("source", metavar="FILE|URL" if name == "hand" else "FILE|DIR|URL",
-                         help=source_help)  # fmt: skip
+        source = "FILE|URL" if name == "hand" else "FILE|DIR|URL"
+        # argparse's own usage line shows `[--key HEX | --key-file FILE]`, as if one --key
+        # were all: say that --key repeats
+        indent = " " * len(f"usage: barajamos-verify {name} ")
+        mine_usage = f" [--mine HEX | --mine-text TEXT]\n{indent}" if name == "hand" else " "
+        usage = (
+            f"%(prog)s [-h] [--json]{mine_usage}[--key HEX [--key HEX ...] | --key-file FILE]"
+            f" {source}"
+        )
+        sub = commands.add_parser(name, help=help_text, parents=[json_flag], usage=usage)
+        sub.add_argument("source", metavar=source, help=source_help)
         if name == "hand":
             mine = sub.add_mutually_exclusive_group()
             mine.add_argument("--mine", metavar="HEX", help="the contribution you sent, in hex")
             mine.add_argument("--mine-text", metavar="TEXT", help="the phrase you typed")
         key = sub.add_mutually_exclusive_group()
         key.add_argument(
-            "--key", metavar="HEX", action="append", help="pin the house's public key (64 hex)"
+            "--key",
+            metavar="HEX",
+            action="append",
+            help="pin the house's public key (64 hex); repeat it to pin several keys",
         )
-        key.add_argument("--key-file", metavar="FILE", help="pin the public key in this file")
+        key.add_argument(
+            "--key-file",
+            metavar="FILE",
+            help="pin the public key on this file's first line (instead of --key)",
+        )
 
     commands.add_parser("vectors", help="run the shipped known-answer vectors", parents=[json_flag])
     return parser
