@@ -245,6 +245,7 @@ class RunStats:
     stale_applied: int = 0
     # tables whose seating failed (the server did not answer in time, at overload): not played
     unseated: int = 0
+    tables: list[str] = field(default_factory=list)  # the ids of the tables played
 
     @property
     def lost(self) -> int:
@@ -259,6 +260,7 @@ class RunStats:
         self.raced.update(other.raced)
         self.latencies.extend(other.latencies)
         self.lateness.extend(other.lateness)
+        self.tables.extend(other.tables)
 
 
 class TableRun:
@@ -861,6 +863,7 @@ async def run_fleet(base: URL, plan: TablePlan, tables: int, name_prefix: str,
                 await session.login()
             run = await seat_table(plan, mine, stats, rng)
             runs.append(run)
+            stats.tables.append(run.table_id)
             tasks.extend(asyncio.create_task(seat.play()) for seat in run.seats)
             await mine[0].start(run.table_id)
 
@@ -879,6 +882,16 @@ async def run_fleet(base: URL, plan: TablePlan, tables: int, name_prefix: str,
             await session.close()
         await connector.close()
     return stats
+
+
+def describe_tables(url: str, tables: list[str], most: int = 20) -> str:
+    """The tables played, so that their chains can be checked (`barajamos-verify chain`)."""
+    if not tables:
+        return "tables: none"
+    shown = " ".join(tables[:most])
+    more = f" and {len(tables) - most} more" if len(tables) > most else ""
+    return (f"tables: {shown}{more} (each one's hands: barajamos-verify chain"
+            f" {url.rstrip('/')}/tables/ID/chain --key KEY, KEY from {url.rstrip('/')}/api/key)")
 
 
 def main(argv: list[str]) -> int:
@@ -923,4 +936,5 @@ def main(argv: list[str]) -> int:
     print(f"latency action -> every seat: {describe_latency(stats.latencies)}")
     print(f"lost actions: {stats.lost} of {stats.audited} acknowledged "
           f"(missing from events {stats.lost_events}, from hand records {stats.lost_records})")
+    print(describe_tables(str(args.url), stats.tables))
     return 0 if stats.matches >= wanted and stats.lost == 0 else 1

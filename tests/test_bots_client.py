@@ -12,6 +12,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -228,6 +229,12 @@ async def test_cli_plays_and_prints_a_summary(make_app: AppFactory,
     assert "matches finished: 1 of 1" in out
     assert "errors: none" in out
     assert "lost actions: 0 of " in out
+    (tables,) = [line for line in out.splitlines() if line.startswith("tables: ")]
+    table_id = tables.split()[1]
+    assert f"/tables/ID/chain --key KEY, KEY from {url.rstrip('/')}/api/key" in tables
+    async with (aiohttp.ClientSession() as http,
+                http.get(f"{url.rstrip('/')}/tables/{table_id}/chain") as resp):
+        assert resp.status == 200 and len(await resp.json()) > 1
     # a second run logs the same bots in again (their names are taken)
     assert await asyncio.to_thread(main, argv) == 0
     assert "matches finished: 1 of 1" in capsys.readouterr().out
