@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("server.serve", "main", "start the house (embedded PostgreSQL without DATABASE_URL)"),
     "migrate": ("server.serve", "migrate_main", "apply pending SQL migrations and exit"),
     "operator": ("server.serve", "operator_main", "give an account the operator role"),
+    "keys": ("server.keys", "main", "rotate the signing key (keys rotate; the house stopped)"),
     "bots": ("server.botclient", "main", "run bot clients against a server over the protocol"),
 }
 

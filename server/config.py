@@ -87,7 +87,7 @@ class Config:
         return self.data_dir.resolve()
 
 
-def _key_from_hex(name: str, text: str) -> bytes:
+def key_from_hex(name: str, text: str) -> bytes:
     try:
         value = bytes.fromhex(text)
     except ValueError as exc:
@@ -261,7 +261,7 @@ def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]
         if given.get(name):
             result[name] = given[name]
         elif name in kept:
-            result[name] = _key_from_hex(f"{path}:{name}", kept[name])
+            result[name] = key_from_hex(f"{path}:{name}", kept[name])
         else:
             result[name] = secrets.token_bytes(32)
             kept[name] = result[name].hex()
@@ -350,7 +350,7 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
             if not env[var].strip():
                 raise ConfigError(f"{var} is set but empty: give 64 hex digits, or unset it to"
                                   " keep a generated key in the data folder")
-            given[name] = _key_from_hex(var, env[var].strip())
+            given[name] = key_from_hex(var, env[var].strip())
     values.update({k: v for k, v in overrides.items() if v is not None})
     url = values.get("database_url")
     if isinstance(url, str):

@@ -267,7 +267,7 @@ async def leave_table(request: web.Request) -> web.StreamResponse:
 async def public_key(request: web.Request) -> web.StreamResponse:
     house = house_of(request)
     return web.json_response({"key_id": house.key_id, "public_key": house.public_key.hex(),
-                              "scheme": SHUFFLE_VERSION})
+                              "scheme": SHUFFLE_VERSION, "handovers": house.handovers})
 
 
 async def hand_record(request: web.Request) -> web.StreamResponse:
@@ -303,6 +303,9 @@ async def table_chain(request: web.Request) -> web.StreamResponse:
         chain.append(json.loads(row["record"]))
     if chain:
         chain.append(await _ledger_head(request, table_id, chain[-1]))
+        # the signing key's hand-overs: a player who pinned an older key follows them to the
+        # key of the newer records (there are few: one per rotation)
+        chain[:0] = house_of(request).handovers
     return web.json_response(chain)
 
 

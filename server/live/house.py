@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import secrets
@@ -211,6 +212,9 @@ class House:
         self.signing_key: SigningKey = signing_key_from_seed(config.signing_key)
         self.public_key = bytes(self.signing_key.verify_key)
         self.key_id = key_id_for(self.public_key)
+        # the signed hand-overs from earlier signing keys to this one (`barajamos keys rotate`),
+        # oldest first: published with the key and in every chain
+        self.handovers: list[dict[str, Any]] = []
         self.tables: dict[str, TableActor] = {}
         self.sockets: set[web.WebSocketResponse] = set()
         # open table sockets per user (`LiveSettings.max_sockets_per_user`)
@@ -259,6 +263,8 @@ class House:
             self._serving = None
             raise
         self._pool = pool
+        self.handovers = [json.loads(text) for text in await pool.fetchval(
+            "SELECT coalesce(array_agg(statement::text ORDER BY id), '{}') FROM key_handovers")]
         self.run_started_at = self.clock.now()
         self.run_id = await pool.fetchval(
             "INSERT INTO server_runs (started_at) VALUES ($1) RETURNING id",

@@ -1,0 +1,186 @@
+"""`barajamos keys rotate`: the old signing key hands over to a new one; the house publishes the
+hand-over, and a chain that spans the rotation verifies for a player who pinned the old key."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from aiohttp.test_utils import TestServer
+
+from server.clock import VirtualClock
+from server.keys import main as keys_main
+from server.live.house import KeysChanged
+from tests.conftest import AppFactory
+from tests.test_live_helpers import (
+    Live,
+    connect,
+    create_table,
+    fetch_chain,
+    hand_records,
+    play_all,
+    players,
+    start_live,
+)
+from truco.records import key_id_for
+from verifier.check import CheckName, Status, check_chain
+from verifier.signing import signing_key_from_seed, verify_signature
+
+OLD_SEED = bytes(range(32))  # the `config` fixture's signing key
+OLD_KEY = bytes(signing_key_from_seed(OLD_SEED).verify_key)
+KEPT = {"cookie_key": "63" * 32, "seed_key": "73" * 32, "signing_key": OLD_SEED.hex()}
+
+
+def keep_secrets(data: Path) -> Path:
+    """The data folder of a house whose keys are kept there (as `serve` leaves them)."""
+    data.mkdir(exist_ok=True)
+    path = data / "secrets.json"
+    path.write_text(json.dumps(KEPT))
+    path.chmod(0o600)
+    return path
+
+
+async def rotate(*argv: str) -> int:
+    # the command runs its own event loop: in a thread, while this one serves
+    return await asyncio.to_thread(keys_main, ["rotate", *argv])
+
+
+async def play_a_match(live: Live, name: str) -> str:
+    (player,) = await players(live.base, name)
+    try:
+        table = await create_table(player, "mineiro", 2, "training")
+        seat = await connect(player, table["id"], 0)
+        await player.post(f"/api/tables/{table['id']}/start")
+        await play_all([seat])
+        await seat.ws.close()
+        return str(table["id"])
+    finally:
+        await player.close()
+
+
+async def test_a_rotation_hands_the_chain_over_to_the_new_key(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    secrets_path = keep_secrets(tmp_path / "house")
+    before = await start_live(make_app, aiohttp_client, vclock)
+    table_id = await play_a_match(before, "ana")
+    # while the house serves, no rotation: it would sign with the retired key meanwhile
+    assert await rotate("--data-dir", str(secrets_path.parent),
+                        "--database-url", database_url) == 1
+    assert "another house is serving this database" in capsys.readouterr().err
+    assert json.loads(secrets_path.read_text()) == KEPT
+    await before.client.close()
+
+    assert await rotate("--data-dir", str(secrets_path.parent),
+                        "--database-url", database_url) == 0
+    out = capsys.readouterr().out
+    kept = json.loads(secrets_path.read_text())
+    new_seed = bytes.fromhex(kept["signing_key"])
+    new_key = bytes(signing_key_from_seed(new_seed).verify_key)
+    assert {**kept, "signing_key": KEPT["signing_key"]} == KEPT  # the other keys stay
+    assert new_key != OLD_KEY and new_seed.hex() not in out  # a key is never printed
+    assert f"signing key rotated: {key_id_for(OLD_KEY)} -> {key_id_for(new_key)}" in out
+    assert stat.S_IMODE(os.stat(secrets_path).st_mode) == 0o600
+    assert not list(secrets_path.parent.glob("*.rotating"))
+
+    # the old key no longer serves this database
+    server = TestServer(make_app(clock=vclock))
+    try:
+        with pytest.raises(KeysChanged, match="another signing key"):
+            await server.start_server()
+    finally:
+        await server.close()
+
+    after = await start_live(lambda clock: make_app(clock=clock, signing_key=new_seed),
+                             aiohttp_client, vclock)
+    async with after.client.session.get(after.base / "api/key") as resp:
+        published = await resp.json()
+    assert published["public_key"] == new_key.hex()
+    (handover,) = published["handovers"]
+    assert handover["kind"] == "key_handover" and handover["public_key"] == OLD_KEY.hex()
+    assert handover["new_public_key"] == new_key.hex()
+    assert verify_signature(handover, OLD_KEY)
+
+    # the table played before: its records are the old key's, its chain carries the hand-over
+    (bia,) = await players(after.base, "bia")
+    try:
+        chain = await fetch_chain(bia, table_id)
+    finally:
+        await bia.close()
+    assert chain[0] == handover
+    assert {r["public_key"] for r in hand_records(chain)} == {OLD_KEY.hex()}
+    # a player who pinned the old key follows the hand-over
+    assert check_chain(chain, pinned=[OLD_KEY]).ok
+    other = await play_a_match(after, "caio")
+    async with after.client.session.get(after.base / f"tables/{other}/chain") as resp:
+        newer = await resp.json()
+    assert {r["public_key"] for r in hand_records(newer)} == {new_key.hex()}
+    assert newer[0] == handover
+    report = check_chain(newer, pinned=[OLD_KEY])
+    assert report.ok, report.failures
+    # pinned to nothing but a key the house never had: every record fails `key`
+    stranger = bytes(signing_key_from_seed(b"x" * 32).verify_key)
+    keys = [c for e in check_chain(newer, pinned=[stranger]).entries for c in e.checks
+            if c.name is CheckName.KEY]
+    assert keys and all(c.status is Status.FAIL for c in keys)
+
+
+async def test_a_key_from_the_environment_goes_to_a_new_file(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    served = await aiohttp_client(make_app(clock=vclock))
+    await served.close()  # served once: the database knows its signing key
+    monkeypatch.setenv("BARAJAMOS_SIGNING_KEY", OLD_SEED.hex())
+    common = ("--data-dir", str(tmp_path / "none"), "--database-url", database_url)
+    assert await rotate(*common) == 2
+    assert "say where the new one goes with --new-key-file" in capsys.readouterr().err
+    taken = tmp_path / "taken.key"
+    taken.write_text("x")
+    assert await rotate(*common, "--new-key-file", str(taken)) == 2
+    assert "exists: name a new file" in capsys.readouterr().err
+
+    new_file = tmp_path / "signing.key"
+    assert await rotate(*common, "--new-key-file", str(new_file)) == 0
+    out = capsys.readouterr().out
+    assert f"the new key is in {new_file}: give it as BARAJAMOS_SIGNING_KEY" in out
+    assert stat.S_IMODE(os.stat(new_file).st_mode) == 0o600
+    new_seed = bytes.fromhex(new_file.read_text().strip())
+    assert not (tmp_path / "none").exists()  # nothing kept in a data folder
+    admin = await asyncpg.connect(database_url)
+    try:
+        assert await admin.fetchval("SELECT key_id FROM house_keys WHERE name = 'signing'") == \
+            bytes(signing_key_from_seed(new_seed).verify_key).hex()
+    finally:
+        await admin.close()
+
+    # the environment still gives the retired key: refused, and nothing changes
+    again = tmp_path / "again.key"
+    assert await rotate(*common, "--new-key-file", str(again)) == 1
+    assert "served with another signing key than the one given" in capsys.readouterr().err
+    assert not again.exists()
+    admin = await asyncpg.connect(database_url)
+    try:
+        assert await admin.fetchval("SELECT count(*) FROM key_handovers") == 1
+    finally:
+        await admin.close()
+
+
+async def test_no_signing_key_no_rotation(tmp_path: Path, database_url: str,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("BARAJAMOS_SIGNING_KEY", raising=False)
+    common = ("--data-dir", str(tmp_path), "--database-url", database_url)
+    assert await rotate(*common) == 2
+    assert "no signing key to rotate" in capsys.readouterr().err
+    keep_secrets(tmp_path)
+    assert await rotate(*common, "--new-key-file", str(tmp_path / "k")) == 2
+    assert "the new one replaces it there (no --new-key-file)" in capsys.readouterr().err
+    assert json.loads((tmp_path / "secrets.json").read_text()) == KEPT
