@@ -220,16 +220,30 @@ export function explainLateContribution(result, state, seat) {
     : c));
 }
 
-/** The house's published public key (hex) from /api/key, or null when it cannot be fetched. */
-export async function fetchHouseKey() {
+/**
+ * The house's keys from /api/key: its current public key and the older keys that handed over to
+ * it (the `key_handover` statements of `handovers`, checked by fairness.js keyLineage), or null
+ * when the key cannot be fetched. {current, keys: [{public_key, key_id, path, verified}] oldest
+ * first, refused}. A server without key rotation sends no `handovers`: the current key alone.
+ * Hand-overs are taken from /api/key only, never from a chain or a record (see keyLineage).
+ */
+export async function fetchHouseKeys() {
+  let body;
   try {
     const response = await fetch("/api/key", { headers: { Accept: "application/json" } });
     if (!response.ok) return null;
-    const body = await response.json();
-    return typeof body.public_key === "string" && /^[0-9a-f]{64}$/.test(body.public_key) ? body.public_key : null;
+    body = await response.json();
   } catch {
     return null;
   }
+  if (typeof body?.public_key !== "string" || !/^[0-9a-f]{64}$/.test(body.public_key)) return null;
+  const { keyLineage } = await import("./fairness.js");
+  return keyLineage(body.public_key, Array.isArray(body.handovers) ? body.handovers : []);
+}
+
+/** The `--key` options pinning every key of the house (fetchHouseKeys), oldest first. */
+export function houseKeyOptions(houseKeys) {
+  return houseKeys.keys.map((k) => `--key ${k.public_key}`).join(" ");
 }
 
 /** Hands this browser played, newest first: {table, hand, variant, at}. */

@@ -492,6 +492,89 @@ export async function verifySignature(obj) {
   }
 }
 
+// --- the house's key lineage (sections 8 and 9) --------------------------------------------
+
+const HANDOVER_FIELDS = ["kind", "version", "at", "new_key_id", "new_public_key", "key_id", "public_key", "signature"];
+
+/** What is wrong with a `key_handover` statement's form (null when nothing): its signature aside. */
+async function handoverProblem(s) {
+  if (s === null || typeof s !== "object" || Array.isArray(s)) return "não é uma declaração";
+  if (s.kind !== "key_handover" || s.version !== VERSION) return `não é uma passagem de chave (key_handover) ${VERSION}`;
+  const keys = Object.keys(s);
+  if (keys.length !== HANDOVER_FIELDS.length || !HANDOVER_FIELDS.every((k) => keys.includes(k))) {
+    return `esperava exatamente os campos ${HANDOVER_FIELDS.join(", ")}`;
+  }
+  if (!isInt(s.at, 0, MAX_SAFE)) return "at: esperava um inteiro (segundos unix)";
+  try {
+    const newKey = hexOf(s.new_public_key, "new_public_key", 32);
+    hexOf(s.new_key_id, "new_key_id", 8);
+    const oldKey = hexOf(s.public_key, "public_key", 32);
+    hexOf(s.key_id, "key_id", 8);
+    hexOf(s.signature, "signature", 64);
+    if (await keyIdFor(newKey) !== s.new_key_id) return `new_key_id ${s.new_key_id} não é o id de new_public_key (${await keyIdFor(newKey)})`;
+    if (await keyIdFor(oldKey) !== s.key_id) return `key_id ${s.key_id} não é o id de public_key (${await keyIdFor(oldKey)})`;
+  } catch (err) {
+    if (err instanceof UnreadableError) return err.message;
+    throw err;
+  }
+  return null;
+}
+
+/**
+ * The keys the house signs with: `current` (its published key, hex) and every older key that
+ * handed over to a trusted one, directly or through a sequence of hand-overs (section 8, trust
+ * followed backwards from the current key). `handovers` are the `key_handover` statements the
+ * house publishes with its key (/api/key); take them from there only: a hand-over signed by some
+ * key X proves that X's holder agreed, not that the house did, so one found in a chain or sent by
+ * anyone else must not make X trusted. A hand-over counts when it is well formed, its `new_key_id`
+ * is the id of `new_public_key`, and its signature verifies by the old key; when this browser has
+ * no Ed25519 in WebCrypto the signature cannot be checked here and the old key is taken on the
+ * house's word (the key's `verified` is false), as a record's signature is then left to the CLI.
+ *
+ * Returns {current, keys: [{public_key, key_id, path: [key ids from this key to the current],
+ * verified}], refused: [{public_key, key_id, reason}]}: `keys` oldest first, the current last.
+ */
+export async function keyLineage(current, handovers = []) {
+  const currentId = await keyIdFor(hexToBytes(current));
+  const trusted = new Map([[current, { public_key: current, key_id: currentId, path: [currentId], verified: true }]]);
+  const refused = [];
+  let pending = [];
+  for (const s of Array.isArray(handovers) ? handovers : []) {
+    const problem = await handoverProblem(s);
+    if (problem === null) pending.push(s);
+    else if (typeof s?.public_key === "string") refused.push({ public_key: s.public_key, key_id: s.key_id, reason: `a passagem de chave publicada pela casa não vale: ${problem}` });
+  }
+  // whatever their order: repeat until no hand-over adds a key
+  for (let grew = true; grew;) {
+    grew = false;
+    const waiting = [];
+    for (const s of pending) {
+      const next = trusted.get(s.new_public_key);
+      if (!next) {
+        waiting.push(s);
+        continue;
+      }
+      if (trusted.has(s.public_key)) continue;
+      const verdict = await verifySignature(s);
+      if (verdict === false) {
+        refused.push({ public_key: s.public_key, key_id: s.key_id,
+          reason: `a passagem de chave publicada pela casa, de ${s.key_id} para ${s.new_key_id}, tem uma assinatura que não confere` });
+        continue;
+      }
+      trusted.set(s.public_key, { public_key: s.public_key, key_id: s.key_id, path: [s.key_id, ...next.path],
+        verified: verdict === true && next.verified });
+      grew = true;
+    }
+    pending = waiting;
+  }
+  for (const s of pending) {
+    refused.push({ public_key: s.public_key, key_id: s.key_id,
+      reason: `a passagem de chave publicada pela casa, de ${s.key_id} para ${s.new_key_id}, não leva à chave atual da casa` });
+  }
+  const keys = [...trusted.values()].sort((a, b) => b.path.length - a.path.length);
+  return { current, keys, refused: refused.filter((r) => !trusted.has(r.public_key)) };
+}
+
 /** SHA-256 of the whole record's canonical bytes: what the table's next record names in `prev`. */
 export async function recordHash(record) {
   return bytesToHex(await sha256(canonicalJSON(record)));
@@ -501,17 +584,43 @@ function contributionBytes(record) {
   return record.contributions.map((c) => (c === null ? null : hexToBytes(c)));
 }
 
+/** Check 2 against pinned keys: which one signed, the current one or an older one handed over. */
+function keyCheck(record, keyId, pins, refusedKeys) {
+  const pin = pins.find((p) => p.public_key === record.public_key);
+  if (!pin) {
+    const older = pins.some((p) => p.path && p.path.length > 1);
+    const refusal = refusedKeys.find((r) => r.public_key === record.public_key);
+    return { name: "key", status: "fail",
+      detail: `assinado por ${keyId}, não pela chave fixada da casa${older ? " nem por uma chave anterior passada a ela" : ""}`
+        + (refusal ? ` (${refusal.reason})` : "") };
+  }
+  if (!pin.path || pin.path.length === 1) {
+    return { name: "key", status: "pass", detail: `assinado pela chave fixada da casa, ${keyId}` };
+  }
+  const current = pin.path[pin.path.length - 1];
+  const steps = pin.path.length > 2 ? ` (passagens de chave ${pin.path.join(" → ")})` : "";
+  const unverified = pin.verified ? ""
+    : "; este navegador não tem Ed25519 no WebCrypto: a assinatura da passagem de chave não foi conferida aqui, e sim pela linha de comando (barajamos-verify chain, com a cadeia da mesa)";
+  return { name: "key", status: "pass",
+    detail: `assinado por uma chave anterior da casa, ${keyId}, passada à atual, ${current}${steps}${unverified}` };
+}
+
 /**
  * Checks 1-7 and 9 of FAIRNESS.md 9 on one record; `replay` is the engine's job (the CLI).
  *
  * `record` is the text of the file (parsed strictly here) or an already parsed object.
- * Options: `pinnedKey` (hex), `mine` (my contribution, hex), `expected` ({table, hand}: the hand
+ * Options: `pinnedKeys` (the trusted keys: hex strings, or the entries of keyLineage's `keys`,
+ * which say how an older key was handed over to the current one; `pinnedKey`, one hex key, is
+ * the same as a list of one), `refusedKeys` (keyLineage's `refused`: named when a record is
+ * signed by one of them), `mine` (my contribution, hex), `expected` ({table, hand}: the hand
  * that was asked for, e.g. by the URL `/hands/{table}-{hand}`; the record must be that hand, the
  * `source` check, as the CLI's).
  * Returns {readable, error, checks: [{name, status: pass|fail|warn|skip, detail}], record, deck,
  * deal}; `readable` is false (and `error` says why) when the input is not a record at all.
  */
-export async function verifyHandRecord(input, { pinnedKey = null, mine = null, expected = null } = {}) {
+export async function verifyHandRecord(input, {
+  pinnedKey = null, pinnedKeys = null, refusedKeys = [], mine = null, expected = null,
+} = {}) {
   let record;
   try {
     record = typeof input === "string" ? parseStrict(input) : input;
@@ -535,15 +644,16 @@ export async function verifyHandRecord(input, { pinnedKey = null, mine = null, e
   }
 
   // 2. key
+  const pins = (pinnedKeys ?? (pinnedKey === null ? [] : [pinnedKey]))
+    .map((k) => (typeof k === "string" ? { public_key: k, key_id: null, path: null, verified: true } : k));
   const publicKey = hexToBytes(record.public_key);
   const keyId = await keyIdFor(publicKey);
   if (keyId !== record.key_id) {
     add("key", false, "", `key_id ${record.key_id} não é o id da chave pública (${keyId})`);
-  } else if (pinnedKey === null) {
+  } else if (pins.length === 0) {
     checks.push({ name: "key", status: "warn", detail: `chave não fixada: usando a chave do próprio registro, ${keyId}` });
   } else {
-    add("key", pinnedKey === record.public_key, `assinado pela chave fixada da casa, ${keyId}`,
-      `assinado por ${keyId}, não pela chave fixada da casa`);
+    checks.push(keyCheck(record, keyId, pins, refusedKeys ?? []));
   }
 
   // 3. signature

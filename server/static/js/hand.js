@@ -1,7 +1,8 @@
 // The hand page: fetch a signed hand record and check it here, with fairness.js (no server help).
 
 import {
-  cardFace, contributionState, el, explainLateContribution, fetchHouseKey, myContribution, playedHands, VARIANT_NAME,
+  cardFace, contributionState, el, explainLateContribution, fetchHouseKeys, houseKeyOptions, myContribution, playedHands,
+  VARIANT_NAME,
 } from "./common.js";
 import { verifyHandRecord } from "./fairness.js";
 
@@ -15,7 +16,7 @@ const CHECK_NAMES = {
   deck: "baralho", dealer: "quem dá", deal: "distribuição", replay: "jogadas", mine: "minha entropia",
 };
 const STATUS_WORDS = { pass: "ok", fail: "FALHOU", warn: "aviso", skip: "na linha de comando" };
-let houseKey = null;
+let houseKeys = null; // the house's current key and the older ones handed over to it (/api/key)
 let downloadUrl = null;
 
 function setVerdict(stateName, text) {
@@ -58,9 +59,10 @@ function renderDetails(result, text, mine, recordUrl) {
   if (deal.vira) rows.push(el("p", { class: "deal-row" }, "Vira: ", cardFace(deal.vira, v)));
   $("rec-deal").replaceChildren(...rows);
   const source = recordUrl ? `${window.location.origin}${recordUrl}` : `${r.table}-${r.hand}.json`;
-  // pin the house's published key, never the record's own (a forged record carries its forger's)
-  $("cli-command").textContent = houseKey
-    ? `barajamos-verify hand ${source} --key ${houseKey}`
+  // pin the house's published keys (the current one and every older one handed over to it),
+  // never the record's own (a forged record carries its forger's)
+  $("cli-command").textContent = houseKeys
+    ? `barajamos-verify hand ${source} ${houseKeyOptions(houseKeys)}`
     : `barajamos-verify hand ${source}   # sem --key: fixe a chave publicada pela casa`;
   if (downloadUrl) URL.revokeObjectURL(downloadUrl);
   downloadUrl = URL.createObjectURL(new Blob([text], { type: "application/json" }));
@@ -74,7 +76,7 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
   setVerdict("pending", "Conferindo…");
   let result;
   try {
-    result = await verifyHandRecord(text, { pinnedKey: pinned, mine, expected });
+    result = await verifyHandRecord(text, { pinnedKeys: pinned, refusedKeys: houseKeys?.refused ?? [], mine, expected });
   } catch (err) {
     setVerdict("fail", `Não foi possível conferir: ${err.message}`);
     return;
@@ -97,8 +99,11 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
     setVerdict("fail", `FALHOU: ${failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ")}. Este registro não é o que a casa assinou, ou o baralho não saiu da semente comprometida.`);
   } else {
     const unsigned = checks.some((c) => c.name === "signature" && c.status === "skip");
+    // signed by an older key whose hand-over this browser could not check (no Ed25519)
+    const handedOver = pinned?.find((k) => k.public_key === result.record.public_key && k.verified === false);
     setVerdict("ok", "Verificado: a semente confere com o compromisso, e o baralho e a distribuição saem dela e das contribuições dos jogadores."
-      + (unsigned ? " A assinatura não pôde ser conferida neste navegador: use a linha de comando abaixo." : ""));
+      + (unsigned ? " A assinatura não pôde ser conferida neste navegador: use a linha de comando abaixo." : "")
+      + (handedOver ? " A passagem da chave anterior da casa à atual também não: quem a confere é a verificação da cadeia da mesa pela linha de comando (barajamos-verify chain)." : ""));
   }
 }
 
@@ -124,7 +129,7 @@ async function loadHand() {
     ? { seat: played.seat } : null;
   // the record must be the hand of this page's address, not whatever hand the server sent
   const expected = { table: tableId, hand: Number(handNumber) };
-  await check(text, { pinned: houseKey, mine, recordUrl: url, expected, late });
+  await check(text, { pinned: houseKeys?.keys ?? null, mine, recordUrl: url, expected, late });
 }
 
 $("record-file").addEventListener("change", async () => {
@@ -145,8 +150,9 @@ $("paste-form").addEventListener("submit", async (event) => {
     return;
   }
   const mine = $("mine-hex").value.trim() || null;
-  await check(text, { pinned: key || houseKey, mine, recordUrl: null });
+  // a key typed here is pinned alone; else the house's keys
+  await check(text, { pinned: key ? [key] : houseKeys?.keys ?? null, mine, recordUrl: null });
 });
 
-houseKey = await fetchHouseKey();
+houseKeys = await fetchHouseKeys();
 if (tableId && handNumber) await loadHand();

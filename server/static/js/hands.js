@@ -1,7 +1,7 @@
 // My past hands: the tables I sit at (lobby API) and the hands this browser played (kept
 // locally with my entropy), each with its public signed record.
 
-import { api, el, fetchHouseKey, myContribution, playedHands, VARIANT_NAME } from "./common.js";
+import { api, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, VARIANT_NAME } from "./common.js";
 
 const MAX_TABLES = 30;
 const status = document.getElementById("hands-status");
@@ -23,11 +23,12 @@ function handRow(record) {
     mine ? el("span", { class: "badge" }, "minha entropia guardada") : "");
 }
 
-/** The offline command for a table's chain, pinned to the house's published key (never the
- * key the records carry: a forged chain carries its forger's), as the hand page's command is. */
-function chainCommand(id, houseKey) {
+/** The offline command for a table's chain, pinned to the house's published keys, the current
+ * one and every older one handed over to it (never the key the records carry: a forged chain
+ * carries its forger's), as the hand page's command is. */
+function chainCommand(id, houseKeys) {
   const command = `barajamos-verify chain ${window.location.origin}/tables/${id}/chain`;
-  return houseKey ? `${command} --key ${houseKey}` : `${command}   # sem --key: fixe a chave publicada pela casa`;
+  return houseKeys ? `${command} ${houseKeyOptions(houseKeys)}` : `${command}   # sem --key: fixe a chave publicada pela casa`;
 }
 
 /** `?table=<16 hex>`: that table's hands only (the ranked pages link a finished match here). */
@@ -43,7 +44,7 @@ function askedPage() {
 }
 
 async function load() {
-  const houseKey = await fetchHouseKey();
+  const houseKeys = await fetchHouseKeys();
   const asked = askedTable();
   const before = askedPage();
   let playedTables = [];
@@ -75,7 +76,7 @@ async function load() {
     sections.push(el("section", { class: "card-box", dataset: { table: id } },
       el("h2", {}, `Mesa ${id} — ${VARIANT_NAME[first.variant] ?? first.variant} ${first.seats === 2 ? "1x1" : "2x2"}`),
       el("p", {}, el("a", { href: `/tables/${id}/chain`, download: `${id}-chain.json` }, "Baixar a cadeia inteira"),
-        " · offline: ", el("code", { class: "cli-command" }, chainCommand(id, houseKey))),
+        " · offline: ", el("code", { class: "cli-command" }, chainCommand(id, houseKeys))),
       el("ol", { class: "hand-list" }, records.slice().reverse().map(handRow))));
   }
   list.replaceChildren(...sections);

@@ -5,7 +5,7 @@
 // dropped connection, reconnects by itself and says `hello` with it to catch up.
 
 import {
-  api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKey,
+  api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKeys,
   KIND_NAME, myContribution, playerName, rememberContribution, rememberPlayedHand, setContributionState, VARIANT_NAME,
 } from "./common.js";
 import { bytesToHex, VERSION, verifyHandRecord, verifySignature } from "./fairness.js";
@@ -84,8 +84,9 @@ const state = {
   clockMarks: null, // {deadline, first, said}: the thresholds of my clock already announced
   backSent: null, // id of my `back` message waiting for its answer
 };
-// the house's published key (/api/key), fetched once: anchors and records must be signed by it
-const houseKey = fetchHouseKey();
+// the house's published keys (/api/key), fetched once: anchors and records must be signed by the
+// current one or by an older one that handed over to it (fairness.js keyLineage)
+const houseKeys = fetchHouseKeys();
 
 // --- connection -------------------------------------------------------------------------------
 
@@ -487,7 +488,7 @@ async function checkCommitment(message) {
   let result = { hand, state: "unknown", text: "sem a mão anterior para comparar (aberta no meio da partida)" };
   if (message.anchor) {
     const anchor = message.anchor;
-    const key = await houseKey;
+    const keys = await houseKeys;
     const statement = anchor !== null && typeof anchor === "object" && anchor.kind === "seed_anchor"
       && anchor.version === VERSION;
     // signed by the key it carries (false also for a malformed one), and that key is the house's
@@ -498,12 +499,14 @@ async function checkCommitment(message) {
       result = { hand, state: "fail", text: `a âncora da nova cadeia não é uma declaração seed_anchor ${VERSION}` };
     } else if (signed === false || !matches) {
       result = { hand, state: "fail", text: "a âncora da nova cadeia não confere com o compromisso ou não está assinada pela casa" };
-    } else if (key !== null && anchor.public_key !== key) {
-      result = { hand, state: "fail", text: "a âncora da nova cadeia foi assinada por outra chave, não pela chave publicada da casa (/api/key)" };
-    } else if (key === null) {
+    } else if (keys !== null && !keys.keys.some((k) => k.public_key === anchor.public_key)) {
+      result = { hand, state: "fail", text: `a âncora da nova cadeia foi assinada por outra chave, não pela chave publicada da casa (/api/key)${keys.keys.length > 1 ? " nem por uma chave anterior passada a ela" : ""}` };
+    } else if (keys === null) {
       result = { hand, state: "unknown", text: `nova cadeia a partir da mão ${hand}: âncora igual ao compromisso, mas a chave publicada da casa (/api/key) não pôde ser obtida para conferir quem assinou` };
     } else {
-      result = { hand, state: "ok", text: `nova cadeia a partir da mão ${hand}: âncora ${signed ? "assinada pela casa" : "recebida (assinatura conferida pela linha de comando)"} e igual ao compromisso` };
+      const older = keys.keys.find((k) => k.public_key === anchor.public_key && k.path.length > 1);
+      const signer = older ? `por uma chave anterior da casa, ${older.key_id}, passada à atual` : "pela casa";
+      result = { hand, state: "ok", text: `nova cadeia a partir da mão ${hand}: âncora ${signed ? `assinada ${signer}` : "recebida (assinatura conferida pela linha de comando)"} e igual ao compromisso` };
     }
   } else if (message.chain_start === hand) {
     result = { hand, state: "unknown", text: `nova cadeia a partir da mão ${hand}: a âncora assinada está na cadeia da mesa (/tables/${tableId}/chain)` };
@@ -534,11 +537,13 @@ async function checkRecord(hand, url) {
   } catch {
     return;
   }
-  // pinned to the house's published key: a record signed by any other key fails `key`; and it
-  // must be the hand asked for (`source`), not another hand's genuine record
-  const key = await houseKey;
+  // pinned to the house's published keys (the current one and the older ones handed over to
+  // it): a record signed by any other key fails `key`; and it must be the hand asked for
+  // (`source`), not another hand's genuine record
+  const keys = await houseKeys;
   const result = await verifyHandRecord(text, {
-    pinnedKey: key, mine: myContribution(tableId, hand), expected: { table: tableId, hand },
+    pinnedKeys: keys?.keys ?? null, refusedKeys: keys?.refused ?? [], mine: myContribution(tableId, hand),
+    expected: { table: tableId, hand },
   });
   const checks = explainLateContribution(result, contributionState(tableId, hand), state.seat);
   const failed = checks.filter((c) => c.status === "fail").map((c) => c.name);
@@ -549,11 +554,11 @@ async function checkRecord(hand, url) {
   const wrongHand = checks.find((c) => c.name === "source" && c.status === "fail");
   if (wrongHand) notes.push(`o servidor respondeu com o registro de outra mão: ${wrongHand.detail}`);
   if (checks.some((c) => c.name === "mine" && c.status === "warn")) notes.push("a sua entropia não chegou a tempo: a mão foi distribuída sem ela");
-  if (key === null) notes.push("a chave publicada da casa (/api/key) não pôde ser obtida: a chave do registro não foi conferida");
+  if (keys === null) notes.push("a chave publicada da casa (/api/key) não pôde ser obtida: a chave do registro não foi conferida");
   const extra = notes.length ? `; ${notes.join("; ")}` : "";
   state.lastCheck = failed.length
     ? { hand, state: "fail", text: `mão ${hand}: FALHOU (${failed.join(", ")})${extra}` }
-    : { hand, state: key === null ? "unknown" : "ok", text: `mão ${hand}: semente, baralho e distribuição conferidos${extra}` };
+    : { hand, state: keys === null ? "unknown" : "ok", text: `mão ${hand}: semente, baralho e distribuição conferidos${extra}` };
   renderFairness();
   return { ok: failed.length === 0 };
 }
