@@ -4,10 +4,13 @@
 - A session is a random token in an HttpOnly, SameSite=Lax cookie (Secure over HTTPS); the
   database keeps only its SHA-256, so a leaked table hands out no live session.
 - CSRF: every state-changing request carries a token (form field `csrf` or header
-  `X-CSRF-Token`) equal to HMAC(cookie_key, the browser's CSRF cookie). A page on another site can
-  neither read the cookie nor compute the token. The Origin header, when sent, must be ours.
-  Every login and logout sets a new CSRF cookie (`server.app.rotate_csrf`), so a cookie planted
-  before the login is worth nothing after it.
+  `X-CSRF-Token`) equal to HMAC(cookie_key, the browser's CSRF cookie and, when it sends a
+  session cookie, that session token's hash). A page on another site can neither read the
+  cookies nor compute the token. The Origin header, when sent, must be ours. Binding the token to
+  the session matters because a site on a sibling domain can set (toss) our CSRF cookie to a
+  value whose token it fetched itself: without the session in the HMAC, that pair would pass as
+  the victim's. Every login and logout sets a new CSRF cookie (`server.app.rotate_csrf`), so a
+  cookie planted before the login is worth nothing after it.
 - Login attempts are recorded; too many failures within `RATE_WINDOW` answer 429 with
   Retry-After, before the password is even checked: for one name from one address (5), for one
   name from anywhere (50: guessing spread over addresses), or from one address (30: one address
@@ -24,6 +27,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -71,15 +75,19 @@ class User:
 
 class AccountError(ValueError):
     """A refused account request; `code` is stable, `message` is for people; `retry_after`:
-    the seconds after which a refused attempt (429) may succeed (its `Retry-After`)."""
+    the seconds after which a refused attempt (429) may succeed (its `Retry-After`);
+    `problems`: a refused registration's every problem (`registration_problems`), this one
+    first."""
 
     def __init__(self, code: str, message: str, status: int = 400,
-                 retry_after: int | None = None) -> None:
+                 retry_after: int | None = None,
+                 problems: Sequence[AccountError] = ()) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
         self.retry_after = retry_after
+        self.problems = tuple(problems)
 
     def headers(self) -> dict[str, str] | None:
         return None if self.retry_after is None else {"Retry-After": str(self.retry_after)}
@@ -106,7 +114,9 @@ def check_name(name: object) -> str:
     return name
 
 
-def check_password(password: object, name: str) -> str:
+def check_password(password: object, name: str | None) -> str:
+    """`password` when it is strong enough for `name`'s account (None: a name not known yet,
+    as on a sign-up whose name is refused; the password is then not checked against it)."""
     if not isinstance(password, str):
         raise AccountError("weak_password", "Password is required.")
     if len(password) < MIN_PASSWORD:
@@ -117,7 +127,7 @@ def check_password(password: object, name: str) -> str:
     if (
         lowered in COMMON_PASSWORDS
         or len(set(password)) < 4
-        or name.lower() in lowered
+        or (name is not None and name.lower() in lowered)
     ):
         raise AccountError(
             "weak_password",
@@ -136,6 +146,21 @@ async def hash_password(password: str, cost: PasswordCost) -> str:
     return (await asyncio.get_running_loop().run_in_executor(None, work)).decode()
 
 
+# the stand-in hash an unknown name's password is checked against, one per cost (`dummy_hash`)
+_DUMMY_HASHES: dict[PasswordCost, str] = {}
+
+
+async def dummy_hash(cost: PasswordCost) -> str:
+    """A hash of a random password at `cost`, made once: a login with an unknown name verifies
+    against it, so that it takes as long as a wrong password for a name that exists (the time
+    would say which names do). The server makes it at start (`server.app.create_app`)."""
+    digest = _DUMMY_HASHES.get(cost)
+    if digest is None:
+        digest = _DUMMY_HASHES.setdefault(cost, await hash_password(secrets.token_urlsafe(24),
+                                                                    cost))
+    return digest
+
+
 async def verify_password(password_hash: str, password: str) -> bool:
     def work() -> bool:
         try:
@@ -151,13 +176,44 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def _name_taken(name: str) -> AccountError:
+    return AccountError("name_taken", f"The name {name!r} is taken.", 409)
+
+
+async def registration_problems(pool: asyncpg.Pool, name: object,
+                                password: object) -> list[AccountError]:
+    """Everything wrong with a sign-up's name and password, all at once, so that a player fixes
+    every field in one go: `bad_name`, `weak_password` (checked against the name when that is a
+    good one), `name_taken` (a cheap look-up, before any hash is paid for). Empty: go on."""
+    problems = []
+    good_name: str | None = None
+    try:
+        good_name = check_name(name)
+    except AccountError as exc:
+        problems.append(exc)
+    try:
+        check_password(password, good_name)
+    except AccountError as exc:
+        problems.append(exc)
+    if good_name is not None and await pool.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM users WHERE lower(name) = lower($1))", good_name):
+        problems.append(_name_taken(good_name))
+    return problems
+
+
 async def register(
     pool: asyncpg.Pool, name: object, password: object, cost: PasswordCost,
     role: Role = Role.PLAYER, *, remote: str | None = None, per_hour: int = 0,
 ) -> User:
     """A new account. Through the site (`remote` given, `per_hour` > 0) at most `per_hour` are
     attempted from one address within an hour: each costs an Argon2id hash, and one address
-    should not fill the house with accounts (429 `too_many_accounts`, before the hash)."""
+    should not fill the house with accounts (429 `too_many_accounts`, before the hash). A
+    refusal of the name or password (`registration_problems`: the first, carrying them all) is
+    not an attempt: it costs no hash."""
+    problems = await registration_problems(pool, name, password)
+    if problems:
+        first = problems[0]
+        raise AccountError(first.code, first.message, first.status, problems=problems)
     name = check_name(name)
     password = check_password(password, name)
     if remote is not None and per_hour > 0:
@@ -170,7 +226,8 @@ async def register(
             name, digest, role.value,
         )
     except asyncpg.UniqueViolationError as exc:
-        raise AccountError("name_taken", f"The name {name!r} is taken.", 409) from exc
+        # taken since the look-up above (two sign-ups for one name at once)
+        raise _name_taken(name) from exc
     assert row is not None
     return User(row["id"], row["name"], Role(row["role"]))
 
@@ -199,7 +256,11 @@ async def _count_registration(pool: asyncpg.Pool, remote: str, per_hour: int) ->
         await conn.execute("INSERT INTO registration_attempts (remote) VALUES ($1)", remote)
 
 
-async def authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str) -> User:
+async def authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str,
+                       cost: PasswordCost) -> User:
+    """The user `name` when `password` is theirs, under the login limits. `cost` is the house's
+    password cost: an unknown name is checked against a stand-in hash of that cost
+    (`dummy_hash`), so it takes the time a wrong password of a real name takes."""
     if not isinstance(name, str) or not isinstance(password, str) or not name or not password:
         raise AccountError("bad_credentials", "Name and password are required.", 401)
     name_lower = name.lower()
@@ -240,8 +301,11 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
     row = await pool.fetchrow(
         "SELECT id, name, role, password_hash FROM users WHERE lower(name) = $1", name_lower
     )
-    ok = row is not None and await verify_password(row["password_hash"], password)
-    if not ok or row is None:
+    if row is None:
+        # the same Argon2id work as for a name that exists, whose answer does not matter
+        await verify_password(await dummy_hash(cost), password)
+        raise AccountError("bad_credentials", "Wrong name or password.", 401)
+    if not await verify_password(row["password_hash"], password):
         raise AccountError("bad_credentials", "Wrong name or password.", 401)
     await pool.execute("UPDATE login_attempts SET succeeded = true WHERE id = $1", attempt)
     return User(row["id"], row["name"], Role(row["role"]))
@@ -258,18 +322,8 @@ async def change_password(
     The current password is checked as a login is, under the same limits (a stolen session
     cannot be used to guess it): a wrong one is 403 `wrong_password`, too many 429
     `rate_limited`. Nothing changes on any refusal."""
-    if not isinstance(current, str) or not current:
-        raise AccountError("wrong_password", "Give your current password.", 403)
-    try:
-        await authenticate(pool, user.name, current, remote)
-    except AccountError as exc:
-        if exc.code != "bad_credentials":
-            raise
-        raise AccountError("wrong_password", "That is not your current password.",
-                           403) from None
-    password = check_password(new, user.name)
-    if password == current:
-        raise AccountError("same_password", "The new password is the one you have now.")
+    await check_current_password(pool, user, current, remote, cost)
+    password = check_new_password(new, current, user.name)
     digest = await hash_password(password, cost)
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("UPDATE users SET password_hash = $2 WHERE id = $1", user.id, digest)
@@ -277,6 +331,31 @@ async def change_password(
             "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2 RETURNING token_hash",
             user.id, token_hash(session_token))
     return [bytes(row["token_hash"]) for row in rows]
+
+
+async def check_current_password(pool: asyncpg.Pool, user: User, current: object, remote: str,
+                                 cost: PasswordCost) -> None:
+    """Refuse, unless `current` is `user`'s password: checked as a login is, under the same
+    limits (a stolen session cannot be used to guess it): 403 `wrong_password`, 429
+    `rate_limited`."""
+    if not isinstance(current, str) or not current:
+        raise AccountError("wrong_password", "Give your current password.", 403)
+    try:
+        await authenticate(pool, user.name, current, remote, cost)
+    except AccountError as exc:
+        if exc.code != "bad_credentials":
+            raise
+        raise AccountError("wrong_password", "That is not your current password.",
+                           403) from None
+
+
+def check_new_password(new: object, current: object, name: str) -> str:
+    """`new` when it may replace `current` (`check_password`; 400 `same_password` when it is
+    the one given as the current password)."""
+    password = check_password(new, name)
+    if password == current:
+        raise AccountError("same_password", "The new password is the one you have now.")
+    return password
 
 
 async def open_session(pool: asyncpg.Pool, user: User) -> str:
@@ -309,16 +388,25 @@ async def set_role(pool: asyncpg.Pool, name: str, role: Role) -> bool:
     return result.endswith(" 1")
 
 
-def csrf_token_for(cookie_key: bytes, csrf_cookie: str) -> str:
-    return hmac.new(cookie_key, b"csrf:" + csrf_cookie.encode(), hashlib.sha256).hexdigest()
+def csrf_token_for(cookie_key: bytes, csrf_cookie: str, session_token: str | None) -> str:
+    """The CSRF token for a browser's CSRF cookie and its session cookie (None or "": none, as
+    on the log-in and sign-up forms). With a session, the HMAC also covers the session token's
+    hash: a token fetched for a cookie value of someone's choosing, outside the victim's session,
+    is refused once that cookie is planted in the victim's browser. (The session's part is
+    fixed-length and each kind has its own prefix: no two inputs run together.)"""
+    message = b"csrf:" + csrf_cookie.encode()
+    if session_token:
+        message = b"csrf+session:" + token_hash(session_token) + csrf_cookie.encode()
+    return hmac.new(cookie_key, message, hashlib.sha256).hexdigest()
 
 
-def csrf_ok(cookie_key: bytes, csrf_cookie: str | None, token: Any) -> bool:
+def csrf_ok(cookie_key: bytes, csrf_cookie: str | None, session_token: str | None,
+            token: Any) -> bool:
     # compare_digest takes only ASCII strings (TypeError otherwise): a non-ASCII token is
     # simply a wrong one
     if not csrf_cookie or not isinstance(token, str) or not token.isascii():
         return False
-    return hmac.compare_digest(csrf_token_for(cookie_key, csrf_cookie), token)
+    return hmac.compare_digest(csrf_token_for(cookie_key, csrf_cookie, session_token), token)
 
 
 def new_csrf_cookie() -> str:

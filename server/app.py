@@ -44,6 +44,9 @@ SESSION_SOCKETS = web.AppKey("session_sockets", dict[str, set[web.WebSocketRespo
 
 _USER = web.RequestKey("user", User)
 _CSRF_COOKIE = web.RequestKey("csrf_cookie", str)
+# the session cookie the CSRF token is bound to ("" without one): the request's, or the new one
+# after a login (`rotate_csrf`)
+_CSRF_SESSION = web.RequestKey("csrf_session", str)
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MAX_BODY = 64 * 1024
 # a whole number written in ASCII digits, short enough for a PostgreSQL bigint: str.isdigit()
@@ -64,13 +67,14 @@ def json_error(status: int, code: str, message: str, **extra: Any) -> web.Respon
 
 
 class ApiError(web.HTTPException):
-    """Raised by views; rendered as {"error": code, "message": ...} with its status."""
+    """Raised by views; rendered as {"error": code, "message": ..., **extra} with its status."""
 
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None,
+                 extra: dict[str, Any] | None = None):
         self.status_code = status
         self.error_code = code
         super().__init__(
-            text=json.dumps({"error": code, "message": message}),
+            text=json.dumps({"error": code, "message": message, **(extra or {})}),
             content_type="application/json",
             headers=headers,
         )
@@ -147,15 +151,20 @@ def require_operator(request: web.Request) -> User:
 
 
 def csrf_token(request: web.Request) -> str:
-    return accounts.csrf_token_for(request.app[CONFIG].cookie_key, request[_CSRF_COOKIE])
+    """The CSRF token of this request's CSRF cookie and session cookie (`accounts.csrf_token_for`):
+    a signed-in page's token is good only with that session."""
+    return accounts.csrf_token_for(request.app[CONFIG].cookie_key, request[_CSRF_COOKIE],
+                                   request[_CSRF_SESSION])
 
 
-def rotate_csrf(request: web.Request) -> str:
+def rotate_csrf(request: web.Request, *, session: str | None) -> str:
     """A new CSRF cookie at every login and logout (the session middleware sets it on the
-    response); returns its token, which `csrf_token` gives from now on in this request. A CSRF
-    cookie someone planted before the login (a site on a sibling domain can set one) is then
-    worth nothing, and the token of the page before it no longer works."""
+    response), bound to `session`, the session token the response sets (None at a logout);
+    returns its token, which `csrf_token` gives from now on in this request. A CSRF cookie
+    someone planted before the login (a site on a sibling domain can set one) is then worth
+    nothing, and the token of the page before it no longer works."""
     request[_CSRF_COOKIE] = accounts.new_csrf_cookie()
+    request[_CSRF_SESSION] = session or ""
     return csrf_token(request)
 
 
@@ -325,7 +334,10 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
     try:
         return await handler(request)
     except AccountError as exc:
-        raise ApiError(exc.status, exc.code, exc.message, exc.headers()) from exc
+        # a refused registration lists every problem, the first of which is `error`
+        extra = {"problems": [{"error": p.code, "message": p.message} for p in exc.problems]}
+        raise ApiError(exc.status, exc.code, exc.message, exc.headers(),
+                       extra if exc.problems else None) from exc
     except ApiError as exc:
         if exc.error_code == "bad_form" and _is_browser_form(request):
             page = _error_page(request, 400, "Formulário inválido",
@@ -397,6 +409,9 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
         csrf_cookie = accounts.new_csrf_cookie()
     request[_CSRF_COOKIE] = csrf_cookie
     token = request.cookies.get(accounts.SESSION_COOKIE)
+    # the token is bound to the session cookie sent, valid or not: the page and the POST that
+    # follows it send the same one (a session that ended in between is then a 401, not a 403)
+    request[_CSRF_SESSION] = token or ""
     if token:
         user = await accounts.user_for_token(request.app[POOL], token)
         if user is not None:
@@ -409,7 +424,7 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
             "application/x-www-form-urlencoded", "multipart/form-data"
         ):
             supplied = str((await read_form(request)).get("csrf", ""))
-        if fresh_csrf or not accounts.csrf_ok(config.cookie_key, csrf_cookie, supplied):
+        if fresh_csrf or not accounts.csrf_ok(config.cookie_key, csrf_cookie, token, supplied):
             if _is_browser_form(request):
                 # a person submitted a page's form (an old tab, cleared cookies): a page, not JSON
                 from server.pages import render
@@ -491,8 +506,8 @@ async def session_info(request: web.Request) -> web.Response:
 async def _start_session(request: web.Request, user: User, status: int = 200) -> web.Response:
     token = await accounts.open_session(request.app[POOL], user)
     # the answer carries the new CSRF token: the one before the login no longer works
-    response = web.json_response({"user": _user_json(user), "csrf": rotate_csrf(request)},
-                                 status=status)
+    response = web.json_response({"user": _user_json(user),
+                                  "csrf": rotate_csrf(request, session=token)}, status=status)
     accounts.set_cookie(response, accounts.SESSION_COOKIE, token,
                         secure=request.app[CONFIG].secure_cookies,
                         max_age=int(accounts.SESSION_LIFETIME.total_seconds()))
@@ -511,7 +526,7 @@ async def register(request: web.Request) -> web.Response:
 async def login(request: web.Request) -> web.Response:
     body = await read_body(request)
     user = await accounts.authenticate(request.app[POOL], body.get("name"), body.get("password"),
-                                       client_address(request))
+                                       client_address(request), request.app[PASSWORD_COST])
     return await _start_session(request, user)
 
 
@@ -523,7 +538,7 @@ async def password(request: web.Request) -> web.Response:
 
 async def logout(request: web.Request) -> web.Response:
     await end_session(request)
-    response = web.json_response({"user": None, "csrf": rotate_csrf(request)})
+    response = web.json_response({"user": None, "csrf": rotate_csrf(request, session=None)})
     response.del_cookie(accounts.SESSION_COOKIE, path="/")
     return response
 
@@ -555,6 +570,12 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
             embedded.stop()
 
 
+async def _dummy_hash(app: web.Application) -> None:
+    """Make the stand-in hash of unknown names' logins now, not at the first such login (which
+    would take the time of a hash on top: that first one would still stand out)."""
+    await accounts.dummy_hash(app[PASSWORD_COST])
+
+
 def create_app(
     config: Config,
     *,
@@ -574,6 +595,7 @@ def create_app(
     app[STARTED_AT] = time.time()
     app[SESSION_SOCKETS] = {}
     app.cleanup_ctx.append(_database)
+    app.on_startup.append(_dummy_hash)
     app.router.add_get("/health", health, name="health")
     app.router.add_get("/metrics", metrics, name="metrics")
     app.router.add_get("/api/session", session_info, name="session")

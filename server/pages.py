@@ -92,6 +92,14 @@ def account_error_pt(exc: AccountError, password: object) -> FormError:
     return FormError("name", "Não foi possível concluir o pedido. Tente de novo.")
 
 
+def by_field(errors: list[FormError]) -> dict[str, FormError]:
+    """The errors to show, one under each field (the first said of it), in the form's order."""
+    shown: dict[str, FormError] = {}
+    for error in errors:
+        shown.setdefault(error.field, error)
+    return shown
+
+
 def decimal_pt(value: float, places: int = 1, sign: bool = False) -> str:
     """A number as pt-BR writes it, with a decimal comma: "+162,3" (the jinja filter
     `decimal_pt`). No thousands separator: the house writes ratings and chips as "1500"."""
@@ -158,7 +166,7 @@ async def home(request: web.Request) -> web.Response:
 async def _open_session(request: web.Request, user: User, next_path: str) -> web.Response:
     token = await accounts.open_session(request.app[POOL], user)
     response = _redirect(next_path)
-    rotate_csrf(request)
+    rotate_csrf(request, session=token)
     accounts.set_cookie(
         response, accounts.SESSION_COOKIE, token,
         secure=request.app[CONFIG].secure_cookies,
@@ -171,18 +179,24 @@ async def signup_form(request: web.Request) -> web.Response:
     body = await read_body(request)
     name, password = body.get("name"), body.get("password")
     next_path = _safe_next(body.get("next"))
+    # every field's problem at once, each under its field (the name, the password, the repeat,
+    # a name already taken), not one per submit; none of them costs a hash, nor counts against
+    # the address's sign-ups
+    problems = await accounts.registration_problems(request.app[POOL], name, password)
+    errors = [account_error_pt(exc, password) for exc in problems]
     if password != body.get("password2"):
-        error = FormError("password2", "As duas senhas não são iguais.")
-        return render(request, "home.html", status=400, signup_error=error,
-                      signup_name=name, next=next_path)
+        errors.append(FormError("password2", "As duas senhas não são iguais."))
+    if errors:
+        return render(request, "home.html", status=problems[0].status if problems else 400,
+                      signup_errors=by_field(errors), signup_name=name, next=next_path)
     try:
         user = await accounts.register(request.app[POOL], name, password,
                                        request.app[PASSWORD_COST], remote=client_address(request),
                                        per_hour=request.app[CONFIG].registrations_per_hour)
-    except AccountError as exc:
+    except AccountError as exc:  # too many sign-ups from here, or the name taken meanwhile
         return render(request, "home.html", status=exc.status, headers=exc.headers(),
-                      signup_error=account_error_pt(exc, password), signup_name=name,
-                      next=next_path)
+                      signup_errors=by_field([account_error_pt(exc, password)]),
+                      signup_name=name, next=next_path)
     return await _open_session(request, user, next_path)
 
 
@@ -192,7 +206,7 @@ async def login_form(request: web.Request) -> web.Response:
     next_path = _safe_next(body.get("next"))
     try:
         user = await accounts.authenticate(request.app[POOL], name, password,
-                                           client_address(request))
+                                           client_address(request), request.app[PASSWORD_COST])
     except AccountError as exc:
         return render(request, "home.html", status=exc.status, headers=exc.headers(),
                       login_error=account_error_pt(exc, password), login_name=name,
@@ -203,7 +217,7 @@ async def login_form(request: web.Request) -> web.Response:
 async def logout_form(request: web.Request) -> web.Response:
     await end_session(request)
     response = _redirect("/")
-    rotate_csrf(request)
+    rotate_csrf(request, session=None)
     response.del_cookie(accounts.SESSION_COOKIE, path="/")
     return response
 
@@ -273,18 +287,38 @@ async def account_page(request: web.Request) -> web.Response:
 
 
 async def password_form(request: web.Request) -> web.Response:
-    if current_user(request) is None:
+    user = current_user(request)
+    if user is None:
         return _login_wall(request)
     body = await read_body(request)
-    new = body.get("new")
-    if new != body.get("new2"):
-        return render(request, "account.html", status=400,
-                      error=FormError("new2", "As duas senhas novas não são iguais."))
+    current, new = body.get("current"), body.get("new")
+    # every field's problem at once, as on the sign-up form: the new password and its repeat
+    # first (nothing to pay for), then, when either is wrong, the current password too (checked
+    # as a login is, under its limits); nothing changes while any field is wrong
+    errors: list[FormError] = []
     try:
-        ended = await change_password(request, body.get("current"), new)
+        accounts.check_new_password(new, current, user.name)
+    except AccountError as exc:
+        errors.append(_password_error_pt(exc, new))
+    if new != body.get("new2"):
+        errors.append(FormError("new2", "As duas senhas novas não são iguais."))
+    if errors:
+        headers = None
+        try:
+            await accounts.check_current_password(request.app[POOL], user, current,
+                                                  client_address(request),
+                                                  request.app[PASSWORD_COST])
+            status = 400
+        except AccountError as exc:
+            errors.insert(0, _password_error_pt(exc, new))
+            status, headers = exc.status, exc.headers()
+        return render(request, "account.html", status=status, headers=headers,
+                      errors=by_field(errors))
+    try:
+        ended = await change_password(request, current, new)
     except AccountError as exc:
         return render(request, "account.html", status=exc.status, headers=exc.headers(),
-                      error=_password_error_pt(exc, new))
+                      errors=by_field([_password_error_pt(exc, new)]))
     return render(request, "account.html", changed=True, ended_sessions=ended)
 
 

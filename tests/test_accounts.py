@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+import nacl.pwhash
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
@@ -139,7 +141,7 @@ async def test_a_name_locked_from_one_address_still_logs_in_from_another(
 
     async def login(name: str, password: str, remote: str) -> str:
         try:
-            await accounts.authenticate(pool, name, password, remote)
+            await accounts.authenticate(pool, name, password, remote, accounts.MINIMUM)
         except accounts.AccountError as exc:
             return exc.code
         return "ok"
@@ -162,6 +164,31 @@ async def test_a_name_locked_from_one_address_still_logs_in_from_another(
         assert await login(f"nobody{n}", "wrong pass 1", "10.0.2.1") == "bad_credentials"
     assert await login("bob", "correct horse 42", "10.0.2.1") == "rate_limited"
     assert await login("bob", "correct horse 42", "10.0.2.2") == "ok"
+
+
+async def test_an_unknown_name_costs_the_password_check_a_known_one_does(
+    client: Client, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a security review timed wrong passwords: ~89 ms for a name that exists (Argon2id), ~4 ms
+    # for an unknown one, which told the names apart. Both must verify a hash of the same cost
+    token = await logout(client, await signup(client, "ana"))
+    verified: list[str] = []
+    verify = nacl.pwhash.verify
+
+    def counting(password_hash: bytes, password: bytes) -> bool:
+        verified.append(password_hash.decode())
+        return bool(verify(password_hash, password))
+
+    monkeypatch.setattr(nacl.pwhash, "verify", counting)
+    for name in ("ana", "nobody"):
+        resp = await client.post("/api/login", json={"name": name, "password": "wrong pass 1"},
+                                 headers={"X-CSRF-Token": token})
+        assert (resp.status, (await resp.json())["error"]) == (401, "bad_credentials")
+    assert len(verified) == 2
+    real = await client.app[POOL].fetchval("SELECT password_hash FROM users WHERE name = 'ana'")
+    assert verified[0] == real and verified[1] != real
+    # "$argon2id$v=19$m=...,t=...,p=1$salt$hash": the same algorithm and cost
+    assert verified[1].split("$")[:4] == real.split("$")[:4]
 
 
 @pytest.mark.parametrize("behind_proxy", [True, False])
@@ -399,6 +426,69 @@ async def test_a_login_or_logout_by_form_changes_the_csrf_cookie(client: Client)
     resp = await client.post("/logout", data={"csrf": token}, allow_redirects=False)
     assert resp.status == 303 and accounts.CSRF_COOKIE in resp.cookies
     assert await csrf(client) != token
+
+
+async def test_a_planted_csrf_cookie_and_its_token_do_not_pass_as_the_victim(
+    client: Client,
+) -> None:
+    # a security review fetched the token of a CSRF cookie value of its choosing (GET
+    # /api/session), planted that cookie in a logged-in victim's browser (a sibling domain can
+    # set it), and created a table as the victim with the token: the token hung on the cookie
+    # alone, and a request without Origin passes the Origin check
+    planted = "attacker-chosen-value-123"
+    table = {"variant": "paulista", "seats": 2, "mode": "vote", "kind": "training"}
+    token = await signup(client, "ana")
+    session = client.session.cookie_jar.filter_cookies(client.make_url("/"))[
+        accounts.SESSION_COOKIE].value
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as raw:
+
+        async def post(cookies: dict[str, str], supplied: str) -> tuple[int, str | None]:
+            cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+            async with raw.post(client.make_url("/api/tables"), json=table,
+                                headers={"Cookie": cookie, "X-CSRF-Token": supplied}) as resp:
+                return resp.status, (await resp.json()).get("error")
+
+        async with raw.get(client.make_url("/api/session"),
+                           headers={"Cookie": f"{accounts.CSRF_COOKIE}={planted}"}) as resp:
+            minted = (await resp.json())["csrf"]
+        victim = {accounts.SESSION_COOKIE: session, accounts.CSRF_COOKIE: planted}
+        assert await post(victim, minted) == (403, "csrf_failed")
+        # nor does the token of the attacker's own session with that cookie
+        other = await _signup_with_csrf_cookie(client, raw, "eve", planted)
+        assert await post(victim, other) == (403, "csrf_failed")
+    # the victim's own page token works, and still does after a password change (this session
+    # goes on; the others end)
+    resp = await client.post("/api/tables", json=table, headers={"X-CSRF-Token": token})
+    assert resp.status == 201, await resp.text()
+    resp = await client.post("/api/me/password", json={"current": "correct horse 42",
+                                                      "new": "another horse 43"},
+                             headers={"X-CSRF-Token": token})
+    assert resp.status == 200, await resp.text()
+    assert (await (await client.get("/api/session")).json())["csrf"] == token
+    page = await (await client.get("/account")).text()
+    assert f'name="csrf" value="{token}"' in page
+    resp = await client.post("/api/tables", json=table, headers={"X-CSRF-Token": token})
+    assert resp.status == 201, await resp.text()
+
+
+async def _signup_with_csrf_cookie(client: Client, raw: aiohttp.ClientSession, name: str,
+                                csrf_cookie: str) -> str:
+    """Sign `name` up from a cookie-less session sending the CSRF cookie `csrf_cookie`; the CSRF
+    token of that cookie with the new session."""
+    cookie = f"{accounts.CSRF_COOKIE}={csrf_cookie}"
+    async with raw.get(client.make_url("/api/session"), headers={"Cookie": cookie}) as resp:
+        token = (await resp.json())["csrf"]
+    async with raw.post(client.make_url("/api/register"),
+                        json={"name": name, "password": "correct horse 42"},
+                        headers={"Cookie": cookie, "X-CSRF-Token": token}) as resp:
+        assert resp.status == 201
+        session = resp.cookies[accounts.SESSION_COOKIE].value
+    cookie += f"; {accounts.SESSION_COOKIE}={session}"
+    async with raw.get(client.make_url("/api/session"), headers={"Cookie": cookie}) as resp:
+        body = await resp.json()
+    assert body["user"]["name"] == name
+    minted: str = body["csrf"]
+    return minted
 
 
 async def test_accounts_made_from_one_address_are_limited(

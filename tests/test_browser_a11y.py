@@ -369,6 +369,43 @@ async def test_forms_focus_the_invalid_field_and_state_their_rules(
     assert await page.evaluate("() => document.activeElement === document.body")
 
 
+async def test_forms_mark_every_wrong_field_and_focus_the_first(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the forms said one problem per submit; now each wrong field says its own at once
+    live = live_server
+    page = await new_page(browser, live)
+    await page.goto(live.url("/"))
+    await page.locator("#signup-name").fill("a b")
+    await page.locator("#signup-password").fill("abc")
+    await page.locator("#signup-password2").fill("abd")
+    await page.get_by_role("button", name="Criar conta").click()
+    for ident in ("signup-name", "signup-password", "signup-password2"):
+        await expect(page.locator(f"#{ident}-error")).to_be_visible()
+        await expect(page.locator(f"#{ident}")).to_have_attribute("aria-invalid", "true")
+        described = (await page.locator(f"#{ident}").get_attribute("aria-describedby") or "")
+        assert described.split() == [f"{ident}-hint", f"{ident}-error"], described
+    await expect(page.locator("#signup-name")).to_be_focused()
+    # the name fixed: the focus goes to the first field still wrong
+    await page.locator("#signup-name").fill("campos_a11y")
+    await page.locator("#signup-password").fill("abc")
+    await page.locator("#signup-password2").fill("abd")
+    await page.get_by_role("button", name="Criar conta").click()
+    await expect(page.locator("#signup-password")).to_be_focused()
+    await expect(page.locator("#signup-password2-error")).to_be_visible()
+    await expect(page.locator("#signup-name-error")).to_have_count(0)
+    # /account: a wrong current password and new ones that differ
+    await signup(page, live, "campos_a11y")
+    await page.goto(live.url("/account"))
+    await page.locator("#password-current").fill("nao e esta")
+    await page.locator("#password-new").fill("outra senha boa 77")
+    await page.locator("#password-new2").fill("outra senha boa 78")
+    await page.get_by_role("button", name="Trocar a senha").click()
+    await expect(page.locator("#password-current-error")).to_be_visible()
+    await expect(page.locator("#password-new2-error")).to_be_visible()
+    await expect(page.locator("#password-current")).to_be_focused()
+
+
 async def test_the_ranked_pages_name_me_as_the_site_menu_does(
     live_server: LiveServer, browser: Browser
 ) -> None:

@@ -392,6 +392,31 @@ async def test_rate_limit_and_flood(make_app: AppFactory, aiohttp_client: Callab
         await ana.close()
 
 
+async def test_a_flood_gets_every_answer_before_the_close(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a security review sent 160 pings at once: 40 pongs, then only 91 of the 100 promised
+    # `rate_limited` errors before the 1008. The errors queued in the turn that closed the
+    # socket were written after the close frame, and a client reads nothing after that
+    live = await start_live(make_app, aiohttp_client, vclock, rate_per_second=0.001,
+                            rate_burst=40.0, flood_close_after=100)
+    (ana,) = await players(live.base, "ana")
+    table = await create_table(ana, "paulista", 2, "training")
+    ws = await ana.ws(table["id"])
+    try:
+        for n in range(160):
+            await ws.send_str(json.dumps({"type": "ping", "id": n}))
+        answers: list[tuple[str, int]] = []
+        async for msg in ws:  # until the close
+            data = json.loads(msg.data)
+            if data["type"] in ("pong", "error"):
+                answers.append((data.get("error", "pong"), data["id"]))
+        assert ws.close_code == WSCloseCode.POLICY_VIOLATION
+        assert answers == ([("pong", n) for n in range(40)]
+                           + [("rate_limited", n) for n in range(40, 140)])
+    finally:
+        await ana.close()
+
+
 async def test_one_user_may_hold_only_so_many_table_sockets(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     # a security review opened 400 sockets to one table with one account: each one multiplies
@@ -509,6 +534,28 @@ async def test_messages_of_one_turn_leave_in_one_write() -> None:
         b'{"type":"update"}', long_text, b'{"type":"ack","id":1,"seq":7}']
     await conn.close()
     assert socket.close_code is None
+
+
+async def test_a_close_sends_what_this_turn_queued_first() -> None:
+    # a table that closes its sockets (`close_soon`) right after sending them something: the
+    # close frame went before those frames, which the client then never read
+    transport = _StuckTransport()
+
+    class Socket(_Socket):
+        async def close(self, *, code: int, message: bytes) -> bool:
+            transport.writes.append(b"<close>")
+            return await super().close(code=code, message=message)
+
+    socket = Socket()
+    conn = Connection(socket, transport, 1, LiveSettings())  # type: ignore[arg-type]
+    conn.send_json({"type": "error", "id": 1, "error": "table_closed", "message": "closed"})
+    conn.close_soon(WSCloseCode.INTERNAL_ERROR, "table unavailable")
+    conn.send(b'{"type":"update"}')  # after the close: not sent
+    await conn.close()
+    assert socket.close_code == WSCloseCode.INTERNAL_ERROR
+    assert len(transport.writes) == 2 and transport.writes[1] == b"<close>"
+    assert _frames(transport.writes[0]) == [
+        b'{"type":"error","id":1,"error":"table_closed","message":"closed"}']
 
 
 async def test_shutdown_closes_sockets_going_away(live: Live) -> None:

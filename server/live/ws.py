@@ -38,7 +38,8 @@ class Connection:
     transport, which buffers what the peer has not read yet; a client with more than
     `send_buffer_bytes` unread is disconnected instead of ever holding up the table. The frames
     sent to one socket during one turn of the event loop (say an update and the ack that
-    follows it) leave in one write, a system call instead of one per message. Text frames are
+    follows it) leave in one write, a system call instead of one per message (a close writes them
+    at once, before its close frame: `flush`). Text frames are
     written here rather than through aiohttp's writer, whose every frame is a write of its own
     (and a task switch through a send queue): with compression off (`ws_response`), a text
     frame is a header and the UTF-8 bytes; aiohttp still writes the control frames (ping, pong,
@@ -79,6 +80,14 @@ class Connection:
         if self._flush is None:
             self._flush = self._loop.call_soon(self._write)
 
+    def flush(self) -> None:
+        """Write the frames queued this turn now rather than at its end. Before a close frame:
+        a client reads nothing after one, so what was answered before the close (a flood's
+        `rate_limited` errors, say) must leave first."""
+        if self._flush is not None:
+            self._flush.cancel()
+        self._write()
+
     def _write(self) -> None:
         self._flush = None
         frames, self._frames = self._frames, []
@@ -107,8 +116,10 @@ class Connection:
         return True
 
     def close_soon(self, code: int, reason: str) -> None:
-        """Close the socket (its handler then ends) without waiting for the handshake."""
+        """Close the socket (its handler then ends) without waiting for the handshake; what was
+        queued for it before goes first."""
         if self._closing is None and not self.ws.closed:
+            self.flush()
             self._closing = asyncio.create_task(self.ws.close(code=code, message=reason.encode()))
 
     async def close(self) -> None:
@@ -258,6 +269,7 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             if not conn.allow():
                 conn.refused += 1
                 if conn.refused > settings.flood_close_after:
+                    conn.flush()  # the answers so far, before the close frame
                     await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"flooding")
                     break
                 text = msg.data if msg.type is WSMsgType.TEXT else ""
