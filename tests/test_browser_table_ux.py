@@ -556,7 +556,7 @@ async def test_the_end_of_a_ranked_match_is_told_from_my_side_with_the_way_back(
     mine = next(c for c in changes if c.user_id == me)
     score = table.state.score
     text = page.locator("#match-over-text")
-    await expect(text).to_contain_text("Vitória!")
+    await expect(text).to_contain_text("Vitória! rival_f abandonou a partida")
     # my side first, each side named
     await expect(text).to_contain_text(f"Placar final: Você {score[1]} x {score[0]} rival_f.")
     box = page.locator("#match-over")
@@ -611,7 +611,8 @@ async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names
     await expect(board).not_to_contain_text("Dupla")
     watched.abandon(0)
     await expect(page.locator("#match-over-text")).to_have_text(
-        f"bia_v venceu — {ABANDONED}. Placar final: ana_v {watched.state.score[0]}"
+        "bia_v venceu: ana_v abandonou a partida (ações automáticas demais ou saída no meio"
+        f" dela). Placar final: ana_v {watched.state.score[0]}"
         f" x {watched.state.score[1]} bia_v.")
     await expect(page.locator("#match-over")).not_to_contain_text("Dupla")
     await page.context.close()

@@ -946,8 +946,16 @@ function showMatchOver(message) {
   const why = TERMINATIONS[message.termination] ?? message.termination;
   const mine = state.seat !== null && state.seat !== undefined;
   let text;
+  const forfeit = message.termination === "abandonment" && (message.forfeit_team === 0 || message.forfeit_team === 1)
+    ? message.forfeit_team : null;
   if (message.winner === null) text = `Sem vencedor: ${why}.`;
-  else if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${teamName(message.winner)} venceu — ${why}.`;
+  else if (forfeit !== null) {
+    // who abandoned, said plainly ("A dupla adversária venceu — abandono" read as if the
+    // opponents had abandoned, to the partner of a player who left)
+    const quit = "abandonou a partida (ações automáticas demais ou saída no meio dela)";
+    if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${teamName(forfeit)} ${quit}.`;
+    else text = `${teamName(message.winner)} venceu: ${teamMid(forfeit)} ${quit}.`;
+  } else if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${teamName(message.winner)} venceu — ${why}.`;
   else text = `${teamName(message.winner)} venceu — ${why}.`;
   $("match-over-text").textContent = `${text} Placar final: ${scoreText(message.score)}.`;
   $("match-over").hidden = false;
