@@ -331,6 +331,11 @@ def setup(app: web.Application) -> None:
         lstrip_blocks=True,
     )
     app[JINJA].filters["decimal_pt"] = decimal_pt
+    from server.live import HOUSE
+
+    # every page's footer names the house's signing key (its id): what a player compares with
+    # the fingerprint the operator publishes elsewhere before pinning it (docs/FAIRNESS.md, 9)
+    app[JINJA].globals["house_key_id"] = app[HOUSE].key_id if HOUSE in app else None
     app.router.add_get("/", home, name="home")
     app.router.add_post("/signup", signup_form, name="signup_form")
     app.router.add_post("/login", login_form, name="login_form")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +53,15 @@ async def rotate(*argv: str) -> int:
     return await asyncio.to_thread(keys_main, ["rotate", *argv])
 
 
+async def footer_key(live: Live) -> str:
+    """The key id every page's footer names (what players compare with the published one)."""
+    async with live.client.session.get(live.base) as resp:
+        page = await resp.text()
+    found = re.search(r'<code id="house-key-id">([0-9a-f]{16})</code>', page)
+    assert found, page
+    return found.group(1)
+
+
 async def play_a_match(live: Live, name: str) -> str:
     (player,) = await players(live.base, name)
     try:
@@ -71,6 +81,7 @@ async def test_a_rotation_hands_the_chain_over_to_the_new_key(
     secrets_path = keep_secrets(tmp_path / "house")
     before = await start_live(make_app, aiohttp_client, vclock)
     table_id = await play_a_match(before, "ana")
+    assert await footer_key(before) == key_id_for(OLD_KEY)
     # while the house serves, no rotation: it would sign with the retired key meanwhile
     assert await rotate("--data-dir", str(secrets_path.parent),
                         "--database-url", database_url) == 1
@@ -103,6 +114,7 @@ async def test_a_rotation_hands_the_chain_over_to_the_new_key(
     async with after.client.session.get(after.base / "api/key") as resp:
         published = await resp.json()
     assert published["public_key"] == new_key.hex()
+    assert await footer_key(after) == key_id_for(new_key) == published["key_id"]
     (handover,) = published["handovers"]
     assert handover["kind"] == "key_handover" and handover["public_key"] == OLD_KEY.hex()
     assert handover["new_public_key"] == new_key.hex()
