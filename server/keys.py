@@ -30,7 +30,7 @@ from typing import Any
 
 import asyncpg
 
-from server.config import ConfigError, key_from_hex
+from server.config import Config, ConfigError, key_from_hex
 from server.logs import setup_logging
 from truco.records import build_key_handover, key_id_for
 from verifier.signing import sign_statement, signing_key_from_seed
@@ -170,34 +170,27 @@ def main(argv: list[str]) -> int:
         place = NewKeyPlace(tmp, json.dumps({**kept, "signing_key": new_seed.hex()},
                                             indent=2, sort_keys=True), replace=secrets_path)
     setup_logging(config.log_level)
-    return asyncio.run(_rotate(prog, config.database_url, config.data_path, old_seed, place,
-                               new_seed))
+    return asyncio.run(_rotate(prog, config, old_seed, place, new_seed))
 
 
-async def _rotate(prog: str, dsn: str | None, data: Path, old_seed: bytes, place: NewKeyPlace,
+async def _rotate(prog: str, config: Config, old_seed: bytes, place: NewKeyPlace,
                   new_seed: bytes) -> int:
-    from server.db import EmbeddedPostgres, migrate
+    from server.db import migrate
     from server.live.house import serve_alone
-    from server.serve import startup_errors
+    from server.serve import house_database, startup_errors
 
-    embedded = None
     try:
-        if dsn is None:
-            embedded = EmbeddedPostgres(data / "pg")
-            dsn = embedded.start()
-        conn = await serve_alone(dsn, tries=1)  # no house may sign meanwhile
-        try:
-            await migrate(conn)
-            rotated = await rotate_signing_key(conn, old_seed, place, new_seed,
-                                               int(time.time()))
-        finally:
-            await conn.close()
+        with house_database(config) as dsn:
+            conn = await serve_alone(dsn, tries=1)  # no house may sign meanwhile
+            try:
+                await migrate(conn)
+                rotated = await rotate_signing_key(conn, old_seed, place, new_seed,
+                                                   int(time.time()))
+            finally:
+                await conn.close()
     except startup_errors() as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if embedded is not None:
-            embedded.stop()
     try:
         place.commit()
     except OSError as exc:

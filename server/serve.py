@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 from aiohttp import web
@@ -154,26 +155,37 @@ def migrate_main(argv: list[str]) -> int:
     return asyncio.run(_migrate(config))
 
 
-async def _migrate(config: Config) -> int:
-    from server.db import EmbeddedPostgres, connect, migrate
+@contextlib.contextmanager
+def house_database(config: Config) -> Iterator[str]:
+    """The database of an existing house, for a command that works on it (`migrate`,
+    `operator`, `keys rotate`): its URL, or its embedded PostgreSQL, started for the command and
+    stopped after it."""
+    from server.db import EmbeddedPostgres
 
-    embedded = None
-    dsn = config.database_url
+    if config.database_url is not None:
+        yield config.database_url
+        return
+    embedded = EmbeddedPostgres(config.data_path / "pg")
+    dsn = embedded.start()
     try:
-        if dsn is None:
-            embedded = EmbeddedPostgres(config.data_path / "pg")
-            dsn = embedded.start()
-        conn = await connect(dsn)
-        try:
-            applied = await migrate(conn)
-        finally:
-            await conn.close()
+        yield dsn
+    finally:
+        embedded.stop()
+
+
+async def _migrate(config: Config) -> int:
+    from server.db import connect, migrate
+
+    try:
+        with house_database(config) as dsn:
+            conn = await connect(dsn)
+            try:
+                applied = await migrate(conn)
+            finally:
+                await conn.close()
     except startup_errors() as exc:
         print(f"barajamos migrate: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if embedded is not None:
-            embedded.stop()
     print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
     return 0
 
@@ -195,27 +207,20 @@ def operator_main(argv: list[str]) -> int:
 
 async def _set_operator(config: Config, name: str, operator: bool) -> int:
     from server.accounts import Role, set_role
-    from server.db import EmbeddedPostgres, create_pool, migrate
+    from server.db import create_pool, migrate
 
-    embedded = None
-    dsn = config.database_url
     try:
-        if dsn is None:
-            embedded = EmbeddedPostgres(config.data_path / "pg")
-            dsn = embedded.start()
-        pool = await create_pool(dsn, min_size=1, max_size=1)
-        try:
-            async with pool.acquire() as conn:
-                await migrate(conn)
-            changed = await set_role(pool, name, Role.OPERATOR if operator else Role.PLAYER)
-        finally:
-            await pool.close()
+        with house_database(config) as dsn:
+            pool = await create_pool(dsn, min_size=1, max_size=1)
+            try:
+                async with pool.acquire() as conn:
+                    await migrate(conn)
+                changed = await set_role(pool, name, Role.OPERATOR if operator else Role.PLAYER)
+            finally:
+                await pool.close()
     except startup_errors() as exc:
         print(f"barajamos operator: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if embedded is not None:
-            embedded.stop()
     if not changed:
         print(f"barajamos operator: no account named {name!r}", file=sys.stderr)
         return 1

@@ -98,6 +98,19 @@ def _statuses(result: dict[str, Any]) -> dict[str, str]:
     return {name: status for name, status, _ in result["checks"]}
 
 
+# a browser without Ed25519 in WebCrypto, as older ones are (an init script)
+NO_ED25519 = """
+  const importKey = crypto.subtle.importKey.bind(crypto.subtle);
+  crypto.subtle.importKey = (format, key, algorithm, ...rest) => {
+    const name = typeof algorithm === "string" ? algorithm : algorithm.name;
+    if (name === "Ed25519") {
+      return Promise.reject(new DOMException("no Ed25519 here", "NotSupportedError"));
+    }
+    return importKey(format, key, algorithm, ...rest);
+  };
+"""
+
+
 async def test_js_reproduces_every_deck_vector(live_server: LiveServer, browser: Browser) -> None:
     page = await new_page(browser, live_server)
     await page.goto(live_server.url("/verify"))
@@ -281,17 +294,7 @@ async def test_without_ed25519_in_webcrypto_the_signature_is_left_to_the_cli(
     live_server: LiveServer, browser: Browser
 ) -> None:
     page = await new_page(browser, live_server)
-    # a browser without Ed25519 in WebCrypto, as older ones are
-    await page.add_init_script("""
-      const importKey = crypto.subtle.importKey.bind(crypto.subtle);
-      crypto.subtle.importKey = (format, key, algorithm, ...rest) => {
-        const name = typeof algorithm === "string" ? algorithm : algorithm.name;
-        if (name === "Ed25519") {
-          return Promise.reject(new DOMException("no Ed25519 here", "NotSupportedError"));
-        }
-        return importKey(format, key, algorithm, ...rest);
-      };
-    """)
+    await page.add_init_script(NO_ED25519)
     await page.goto(live_server.url("/verify"))
     hand = load_vectors("hand.json")
     await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(hand["record"]))

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from tests.test_browser_fairness import NO_ED25519
 from tests.test_browser_hand_source import json_route
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
@@ -257,17 +258,7 @@ async def test_without_ed25519_the_handover_is_taken_on_the_houses_word_and_said
     live_server: LiveServer, browser: Browser
 ) -> None:
     page = await new_page(browser, live_server)
-    # a browser without Ed25519 in WebCrypto (as in tests/test_browser_fairness.py)
-    await page.add_init_script("""
-      const importKey = crypto.subtle.importKey.bind(crypto.subtle);
-      crypto.subtle.importKey = (format, key, algorithm, ...rest) => {
-        const name = typeof algorithm === "string" ? algorithm : algorithm.name;
-        if (name === "Ed25519") {
-          return Promise.reject(new DOMException("no Ed25519 here", "NotSupportedError"));
-        }
-        return importKey(format, key, algorithm, ...rest);
-      };
-    """)
+    await page.add_init_script(NO_ED25519)  # a browser without Ed25519 in WebCrypto
     await house_key(page, NEW, [handover(OLD, NEW)])
     await open_hand(page, live_server, RECORDS[0])
     verdict = page.locator("#verdict")
