@@ -172,3 +172,43 @@ async def test_a_player_queues_from_the_page_with_the_keyboard(
     await screenshot(page, "ranked-queue-phone")
     await page.get_by_role("button", name="Sair da fila").click()
     await expect(page.locator("#queue-state")).to_have_attribute("data-state", "idle")
+
+
+async def test_a_page_left_open_cannot_decide_on_a_record_that_changed(
+    ranked_server: LiveServer, browser: Browser
+) -> None:
+    """Two tabs on the same pending record: the one decided in the other tab is refused, says
+    why, and shows the record as it is now (the other decision, in the audit)."""
+    live = ranked_server
+    pool = live.app[POOL]
+    tab_a = await new_page(browser, live)
+    await signup(tab_a, live, "judge")
+    assert await set_role(pool, "judge", Role.OPERATOR)
+    tab_b = await tab_a.context.new_page()
+    ana = await register(pool, "ana", "truco na praia 42", MINIMUM)
+    bia = await register(pool, "bia", "truco na praia 42", MINIMUM)
+    now = datetime.now(UTC)
+    await ledger.hold_stakes(pool, f"ranked:{TABLE}:1", [ana.id, bia.id], 50)
+    await settle_match(
+        pool, table_id=TABLE, match_number=1, kind=TableKind.RANKED, variant=Variant.PAULISTA,
+        seats=2, users_by_seat=[ana.id, bia.id], termination=Termination.ABANDONMENT,
+        winner_team=0, forfeit_seat=1, restart_overlap=False, evidence=EVIDENCE,
+        started_at=now - timedelta(minutes=10), ended_at=now - timedelta(minutes=1))
+    for tab in (tab_a, tab_b):
+        await tab.goto(live.url("/operator/abandonments/1"))
+    await tab_b.get_by_label("O que fazer com o registro").select_option("uphold")
+    await tab_b.get_by_label("Nota da decisão").fill("Mantido na outra aba.")
+    await tab_b.get_by_role("button", name="Registrar decisão").click()
+    await expect(tab_b.locator("#decision-done")).to_contain_text("mantido")
+
+    await tab_a.get_by_label("O que fazer com o registro").select_option("overturn")
+    await tab_a.get_by_label("Nota da decisão").fill("Revertido numa página velha.")
+    await tab_a.get_by_role("button", name="Registrar decisão").click()
+    await expect(tab_a.locator("#decision-error")).to_have_text(
+        "O registro mudou desde que você abriu a página: leia de novo antes de decidir.")
+    await expect(tab_a.locator("#record-status")).to_have_text("Mantido")
+    await expect(tab_a.locator("#record-audit")).to_contain_text("Mantido na outra aba.")
+    await expect(tab_a.get_by_label("Nota da decisão")).to_have_value(
+        "Revertido numa página velha.")
+    assert (await review.get_record(pool, 1)).status.value == "upheld"
+    assert await ledger.balance(pool, bia.id) == 950

@@ -295,7 +295,7 @@ async def test_operator_listing_access(live: Live) -> None:
             assert (status, body["error"]) == (400, code)
         status, body = await olga.get(
             "/api/operator/abandonments?since=2020-01-01&until=2020-01-02T00:00:00%2B00:00")
-        assert (status, body) == (200, {"abandonments": []})
+        assert (status, body) == (200, {"abandonments": [], "next": None})
         for bad in ("999", "x", "-1"):
             status, body = await olga.get(f"/api/operator/abandonments/{bad}")
             assert (status, body["error"]) == (404, "abandonment_not_found")

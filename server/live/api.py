@@ -350,7 +350,9 @@ def live_link(abandonment_id: int) -> dict[str, Any]:
             "page": f"/operator/live-abandonments/{abandonment_id}"}
 
 
-def _abandonment_json(row: Any, full: bool) -> dict[str, Any]:
+def _abandonment_json(row: Any, full: bool, spanned: frozenset[int]) -> dict[str, Any]:
+    """A live record as JSON; `spanned`: the ids of the listed records whose match spanned a
+    server restart (`restarts_spanned`)."""
     out: dict[str, Any] = {
         "id": row["id"],
         "table": row["table_id"],
@@ -362,7 +364,12 @@ def _abandonment_json(row: Any, full: bool) -> dict[str, Any]:
         "kind": row["kind"],
         "trigger": row["trigger"],
         "consequence": row["consequence"],
+        # the streak of automatic actions began before the server run that ended it (it crossed
+        # a restart: `none_restart`, the match went on); always false for a leave, which has
+        # no streak. Not whether the match spanned a restart: that is the next one
         "restart_overlap": row["restart_overlap"],
+        # a server run began between the match's start and this abandonment
+        "match_spanned_restart": row["id"] in spanned,
         "created_at": row["created_at"].isoformat(),
         "created_at_ms": ms(row["created_at"].timestamp()),
         # the ranked review record of this player's match, when there is one (ranked and arena
@@ -429,6 +436,20 @@ async def find_abandonments(
     return list(await pool.fetch(sql, *args))
 
 
+async def restarts_spanned(pool: Any, abandonment_ids: list[int]) -> frozenset[int]:
+    """Those of these live records whose match spanned a server restart: a server run began
+    after the match started and no later than the abandonment (what exempts a review record;
+    a streak that crossed the restart is the record's own `restart_overlap`)."""
+    if not abandonment_ids:
+        return frozenset()
+    rows = await pool.fetch(
+        "SELECT a.id FROM abandonments a JOIN live_matches m ON m.table_id = a.table_id"
+        " AND m.number = a.match_number WHERE a.id = ANY($1::bigint[]) AND EXISTS ("
+        "SELECT 1 FROM server_runs r WHERE r.started_at > m.started_at"
+        " AND r.started_at <= a.created_at)", abandonment_ids)
+    return frozenset(r["id"] for r in rows)
+
+
 async def get_abandonment_row(pool: Any, abandonment_id: int) -> Any:
     """One live abandonment record (with its evidence), or None."""
     return await pool.fetchrow(_ABANDONMENT_SELECT + " WHERE a.id = $1", abandonment_id)
@@ -447,18 +468,32 @@ def check_kind(value: str) -> str:
 
 
 async def list_abandonments(request: web.Request) -> web.StreamResponse:
+    """A page of live records (at most `MAX_LISTED`), newest first, and `next`: the `before`
+    of the next page with the same filters (the last record's id), null on the last page."""
     require_operator(request)
     query = request.query
     if query.get("penalty") not in (None, "", "none"):
         raise ApiError(400, "bad_filter", "penalty is none (only records without a penalty)")
+    before = None
+    if query.get("before"):
+        before = ascii_uint(query["before"])
+        if before is None:
+            raise ApiError(400, "bad_filter", "before is the `next` of the previous page.")
+    pool = request.app[POOL]
+    # one more than the page: whether another page follows
     rows = await find_abandonments(
-        request.app[POOL], player=query.get("player") or None,
+        pool, player=query.get("player") or None,
         variant=check_variant(query["variant"]) if query.get("variant") else None,
         kind=check_kind(query["kind"]) if query.get("kind") else None,
         since=time_filter(query.get("since"), "since"),
         until=time_filter(query.get("until"), "until", end=True),
-        penalty_free=query.get("penalty") == "none")
-    return web.json_response({"abandonments": [_abandonment_json(r, False) for r in rows]})
+        penalty_free=query.get("penalty") == "none", before=before, limit=MAX_LISTED + 1)
+    page = rows[:MAX_LISTED]
+    spanned = await restarts_spanned(pool, [r["id"] for r in page])
+    return web.json_response({
+        "abandonments": [_abandonment_json(r, False, spanned) for r in page],
+        "next": page[-1]["id"] if len(rows) > MAX_LISTED else None,
+    })
 
 
 async def get_abandonment(request: web.Request) -> web.StreamResponse:
@@ -469,4 +504,5 @@ async def get_abandonment(request: web.Request) -> web.StreamResponse:
         row = await get_abandonment_row(request.app[POOL], abandonment_id)
     if row is None:
         raise ApiError(404, "abandonment_not_found", "No abandonment record with that id.")
-    return web.json_response(_abandonment_json(row, True))
+    spanned = await restarts_spanned(request.app[POOL], [row["id"]])
+    return web.json_response(_abandonment_json(row, True, spanned))

@@ -14,6 +14,7 @@ message in pt-BR on the page (forms, which work without JavaScript).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -39,10 +40,11 @@ from server.live.api import (
     find_abandonments,
     get_abandonment_row,
     live_link,
+    restarts_spanned,
     review_link,
 )
 from server.live.model import TableKind, abandon_limit
-from server.pages import _login_wall, render
+from server.pages import _login_wall, decimal_pt, render
 from server.ranked import arena_results, glicko2, ledger, ratings, review
 from server.ranked.penalties import Decision, RecordStatus
 from server.ranked.service import (
@@ -142,7 +144,10 @@ ERROR_PT: Final = {
     "not_found": "Registro não encontrado.",
     "already_overturned": "Este registro já foi revertido; a decisão é final.",
     "already_upheld": "Este registro já foi mantido e não tem recurso novo.",
-    "exempt": "Este registro é isento (falha do servidor): não há penalidade.",
+    "exempt": ("Este registro é isento (a partida atravessou um reinício do servidor ou uma "
+               "falha registrada): não há penalidade."),
+    "stale": "O registro mudou desde que você abriu a página: leia de novo antes de decidir.",
+    "bad_state": "O registro mudou desde que você abriu a página: leia de novo antes de decidir.",
     "bad_filter": "Filtro inválido.",
     "bad_decision": "Escolha manter ou reverter.",
     "unavailable": "As ranqueadas estão indisponíveis agora; tente de novo em instantes.",
@@ -153,7 +158,7 @@ _STATUS_BY_CODE: Final = {
     "partner_paused": 409, "partner_insufficient_chips": 409, "in_arena": 409,
     "arena_closed": 409, "closed": 409, "already_joined": 409, "not_joined": 409,
     "already_appealed": 409, "nothing_to_appeal": 409, "already_overturned": 409,
-    "already_upheld": 409, "exempt": 409, "conflict": 409, "unavailable": 503,
+    "already_upheld": 409, "exempt": 409, "conflict": 409, "stale": 409, "unavailable": 503,
 }
 
 
@@ -257,6 +262,9 @@ def _record_json(record: review.AbandonmentRecord, names: Mapping[int, str],
         "pause_lifted_at": record.reversed_at.isoformat()
         if record.paused_until is not None and record.reversed_at is not None else None,
         "appealed": record.appeal_text is not None, "appeal_answered": record.appeal_answered,
+        # the state a decision names as `expected_state` (`pending:none`, `upheld:open`, ...):
+        # it changes with every appeal and decision, and never comes back to an earlier value
+        "review_state": record.review_state.token,
         "decided_at": None if record.decided_at is None else record.decided_at.isoformat(),
         "decided_by": names.get(record.decided_by) if record.decided_by else None,
     }
@@ -523,6 +531,38 @@ async def _my_records(db: Db, user: User, records: tuple[review.AbandonmentRecor
 
 
 
+# what a filter of the list page takes, said next to the field when its value is refused
+DATE_FILTER_PT: Final = ("Data inválida: use AAAA-MM-DD (o dia inteiro, em UTC) ou data e hora "
+                         "AAAA-MM-DDTHH:MM (segundos e fuso opcionais, como 2025-03-01T18:30 "
+                         "ou 2025-03-01T18:30-03:00; sem fuso, UTC), do ano 1 ao 9999.")
+CHOICE_FILTER_PT: Final = "Valor desconhecido: escolha uma das opções da lista."
+BEFORE_FILTER_PT: Final = ("Essa página da lista não existe (before= não é um número de "
+                           "registro): veja a primeira página.")
+
+
+class FilterError(ApiError):
+    """A refused filter (400 `bad_filter`, the same JSON as before), naming its field: the list
+    page shows the message next to that field and keeps every filter as it was typed."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(400, "bad_filter", message)
+        self.field = field
+
+    @property
+    def pt(self) -> str:
+        if self.field in ("since", "until"):
+            return DATE_FILTER_PT
+        return BEFORE_FILTER_PT if self.field == "before" else CHOICE_FILTER_PT
+
+
+def _field(name: str, parse: Callable[[], Any]) -> Any:
+    """`parse()`, its refusal turned into a `FilterError` of the field `name`."""
+    try:
+        return parse()
+    except ApiError as exc:
+        raise FilterError(name, json.loads(exc.text or "{}").get("message", "")) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Filters:
     status: RecordStatus | None
@@ -531,6 +571,7 @@ class Filters:
     seats: int | None
     kind: str | None
     appealed: bool | None
+    appeal_open: bool
     since: datetime | None
     until: datetime | None
     before: int | None
@@ -543,39 +584,46 @@ class Filters:
             if value == "":
                 return None
             if value not in set(allowed):
-                raise ApiError(400, "bad_filter", f"Unknown {name} {value!r}.")
+                raise FilterError(name, f"Unknown {name} {value!r}.")
             return value
 
         status = choice("status", [s.value for s in RecordStatus])
         variant = choice("variant", [v.value for v in Variant])
         seats = choice("seats", ["2", "4"])
-        appealed = choice("appealed", ["yes", "no"])
+        # `open`: an appeal still waiting for a decision (`yes` takes the answered ones too)
+        appealed = choice("appealed", ["yes", "no", "open"])
         return cls(
             status=None if status is None else RecordStatus(status),
             player=query.get("player", "").strip(),
             variant=None if variant is None else Variant(variant),
             seats=None if seats is None else int(seats),
             kind=choice("kind", KIND_PT),
-            appealed=None if appealed is None else appealed == "yes",
-            since=time_filter(query.get("since"), "since"),
-            until=time_filter(query.get("until"), "until", end=True),
-            before=_int(query.get("before"), "before"),
+            appealed=None if appealed is None else appealed != "no",
+            appeal_open=appealed == "open",
+            since=_field("since", lambda: time_filter(query.get("since"), "since")),
+            until=_field("until", lambda: time_filter(query.get("until"), "until", end=True)),
+            before=_field("before", lambda: _int(query.get("before"), "before")),
             raw={k: v for k, v in query.items() if k != "before"},
         )
 
 
-async def _find_records(request: web.Request, filters: Filters) -> list[review.AbandonmentRecord]:
+async def _find_records(request: web.Request, filters: Filters
+                        ) -> tuple[list[review.AbandonmentRecord], int | None]:
+    """A page of review records, and the `before` of the next page (None: this is the last);
+    one record more than the page is read to know whether another page follows."""
     db = _pool(request)
     user_id = None
     if filters.player:
         user_id = await _user_id_by_name(db, filters.player)
         if user_id is None:
-            return []
-    return list(await review.list_records(
+            return [], None
+    found = list(await review.list_records(
         db, status=filters.status, user_id=user_id, variant=filters.variant,
         seats=filters.seats, appealed=filters.appealed, since=filters.since,
-        until=filters.until, limit=PAGE, before_id=filters.before,
-        match_prefix=filters.kind))
+        until=filters.until, limit=PAGE + 1, before_id=filters.before,
+        match_prefix=filters.kind, appeal_open=filters.appeal_open))
+    page = found[:PAGE]
+    return page, page[-1].id if len(found) > PAGE else None
 
 
 def _match_parts(match_ref: str) -> tuple[str | None, str | None, int | None]:
@@ -635,14 +683,16 @@ async def _context(db: Db, record: review.AbandonmentRecord) -> dict[str, Any]:
         opponents = [p["player"] for p in lineup if p["team"] != team]
         if record.seats == 4:
             partner = lineup[(seat + 2) % 4]["player"]
-    restarts: list[dict[str, Any]] = []
+    # the server runs that began during the match (up to the abandonment): what exempts a
+    # record made by the live house; said of every record (`match_spanned_restart`)
+    restarts = await review.restarts_during(db, record.match_started_at, record.abandoned_at)
+    # each live record's own flag says something else: its streak crossed a restart
+    spanned = await restarts_spanned(db, [r["id"] for r in live_rows])
     faults: list[Any] = []
     reasons: list[str] = []
     if record.status is RecordStatus.EXEMPT:
         # why: the record's own `exempt` item says it (records made before it existed: the
         # restarts and faults inside the match, which is what exempted them)
-        restarts = await review.restarts_during(db, record.match_started_at,
-                                                record.abandoned_at)
         faults = list(await db.fetch(
             "SELECT id, kind, started_at, ended_at, note FROM server_faults "
             "WHERE started_at <= $2 AND (ended_at IS NULL OR ended_at >= $1) ORDER BY id",
@@ -661,6 +711,7 @@ async def _context(db: Db, record: review.AbandonmentRecord) -> dict[str, Any]:
         # the match outlived a server run: what exempts a record (a pending, upheld or
         # overturned record had none, or it would be exempt)
         "restart_overlap": "server_restart" in reasons,
+        "match_spanned_restart": bool(restarts), "live_spanned": spanned,
         "source": source, "live_rows": live_rows, "lineup": lineup, "partner": partner,
         "opponents": opponents,
         # connection events cover the whole match: none at all is a player who never came
@@ -714,6 +765,7 @@ def _detail_json(detail: Mapping[str, Any]) -> dict[str, Any]:
                        if context["ended_hand"] is not None else None),
         "seat": context["seat"], "team": context["team"], "trigger": context["trigger"],
         "consequence": context["consequence"], "restart_overlap": context["restart_overlap"],
+        "match_spanned_restart": context["match_spanned_restart"],
         "players": [{k: p[k] for k in ("seat", "team", "player")} for p in context["lineup"]],
         "partner": context["partner"], "opponents": context["opponents"],
         "never_connected": context["never_connected"],
@@ -721,7 +773,10 @@ def _detail_json(detail: Mapping[str, Any]) -> dict[str, Any]:
         "live": None if source is None else live_link(source["id"]),
         "live_records": [live_link(r["id"]) | {
             "trigger": r["trigger"], "consequence": r["consequence"],
-            "restart_overlap": r["restart_overlap"], "created_at": r["created_at"].isoformat(),
+            # `restart_overlap` here is the live record's: its streak crossed a restart
+            "restart_overlap": r["restart_overlap"],
+            "match_spanned_restart": r["id"] in context["live_spanned"],
+            "created_at": r["created_at"].isoformat(),
             "source": source is not None and r["id"] == source["id"]}
             for r in context["live_rows"]],
         "exemption": None if record.status is not RecordStatus.EXEMPT else {
@@ -884,10 +939,12 @@ def _arena_action(join: bool) -> Callable[[web.Request], Awaitable[web.StreamRes
 @_api
 async def api_records(request: web.Request) -> web.StreamResponse:
     require_operator(request)
-    records = await _find_records(request, Filters.parse(request.query))
+    records, after = await _find_records(request, Filters.parse(request.query))
     names = await _names(_pool(request), [r.user_id for r in records]
                          + [r.decided_by for r in records])
-    return web.json_response({"abandonments": [_record_json(r, names) for r in records]})
+    # `next`: the `before` of the next page, with the same filters; null on the last page
+    return web.json_response({"abandonments": [_record_json(r, names) for r in records],
+                              "next": after})
 
 
 @_api
@@ -908,8 +965,11 @@ def _decision(value: object) -> Decision:
 async def api_decide(request: web.Request) -> web.StreamResponse:
     operator = require_operator(request)
     body = await read_body(request)
+    # `expected_state` (optional): the record's `review_state` as the client read it; a record
+    # that changed since (an appeal, another decision) is refused 409 `stale`
     record = await review.decide(_pool(request), _record_id(request), operator.id,
-                                 _decision(body.get("decision")), body.get("note"))
+                                 _decision(body.get("decision")), body.get("note"),
+                                 body.get("expected_state"))
     detail = await _record_detail(request, record.id)
     return web.json_response({"abandonment": _detail_json(detail),
                               "audit": [_audit_json(a) for a in detail["audit"][:1]]})
@@ -920,8 +980,10 @@ async def api_audit(request: web.Request) -> web.StreamResponse:
     require_operator(request)
     entries = await review.audit_log(
         _pool(request), record_id=_int(request.query.get("record"), "record"),
-        before_id=_int(request.query.get("before"), "before"), limit=PAGE)
-    return web.json_response({"audit": [_audit_json(a) for a in entries]})
+        before_id=_int(request.query.get("before"), "before"), limit=PAGE + 1)
+    page = entries[:PAGE]
+    return web.json_response({"audit": [_audit_json(a) for a in page],
+                              "next": page[-1].id if len(entries) > PAGE else None})
 
 
 # --- the pages ---------------------------------------------------------------------------------
@@ -1140,9 +1202,43 @@ async def arena_create_form(request: web.Request) -> web.StreamResponse:
     return _see_other("/arena")
 
 
-def _filters_error(request: web.Request) -> web.Response:
-    return render(request, "error.html", status=400, title="Filtro inválido",
-                  message="Confira os filtros: datas no formato AAAA-MM-DD.")
+async def _list_triggers(db: Db, records: Iterable[review.AbandonmentRecord]
+                        ) -> dict[int, str | None]:
+    """How each listed record's player abandoned (`automatic_actions`, `left`): the live
+    house's forfeit of that player in that match, else the record's own evidence."""
+    records = list(records)
+    matches = {r.id: _match_parts(r.match_ref) for r in records}
+    tables = sorted({t for _, t, _ in matches.values() if t is not None})
+    found = {(r["table_id"], r["match_number"], r["user_id"]): r["trigger"] for r in await db.fetch(
+        "SELECT DISTINCT ON (table_id, match_number, user_id) table_id, match_number, user_id, "
+        "trigger FROM abandonments WHERE consequence = 'forfeit' AND table_id = ANY($1::text[]) "
+        "ORDER BY table_id, match_number, user_id, created_at DESC, id DESC", tables)
+    } if tables else {}
+    return {r.id: found.get((matches[r.id][1], matches[r.id][2], r.user_id)) or _trigger_of(r)
+            for r in records}
+
+
+def _list_page(request: web.Request, *, listing: str, status: int = 200,
+               records: Iterable[review.AbandonmentRecord] = (),
+               names: Mapping[int, str] | None = None, live: Iterable[Any] = (),
+               more: str | None = None, only_free: bool = False, player_unknown: bool = False,
+               triggers_of: Mapping[int, str | None] | None = None,
+               errors: Mapping[str, str] | None = None) -> web.Response:
+    """The list page, with the filters as they were asked for (a refused one too: `errors`
+    says, by field, what it takes, next to it)."""
+    return render(request, "operator/abandonments.html", status=status, records=list(records),
+                  names=names or {}, listing=listing, live=list(live), more=more,
+                  filters={k: v for k, v in request.query.items() if k != "before"},
+                  when=_when, statuses=STATUS_PT, variants=VARIANT_PT, kinds=ALL_KINDS_PT,
+                  only_free=only_free, live_variants=LIVE_VARIANT_PT, triggers=TRIGGER_PT,
+                  player_unknown=player_unknown, triggers_of=triggers_of or {},
+                  errors=errors or {})
+
+
+def _filters_error(request: web.Request, listing: str, exc: FilterError) -> web.Response:
+    """A refused filter: the list page again, empty, with every filter kept and the refusal
+    said at its field (400), not an error page that loses them."""
+    return _list_page(request, listing=listing, status=400, errors={exc.field: exc.pt})
 
 
 async def records_page(request: web.Request) -> web.StreamResponse:
@@ -1151,7 +1247,7 @@ async def records_page(request: web.Request) -> web.StreamResponse:
         return checked
     listing = request.query.get("list") or "review"
     if listing not in LISTS:
-        return _filters_error(request)
+        return _filters_error(request, "review", FilterError("list", "Unknown list."))
     if listing == "free":
         return await _free_records_page(request)
     kind = request.query.get("kind", "")
@@ -1161,20 +1257,18 @@ async def records_page(request: web.Request) -> web.StreamResponse:
         query["kind"] = ""  # checked below: no review record is of that kind
     try:
         filters = Filters.parse(query)
-    except ApiError:
-        return _filters_error(request)
-    records = [] if only_free else await _find_records(request, filters)
+    except FilterError as exc:
+        return _filters_error(request, listing, exc)
+    records, after = ([], None) if only_free else await _find_records(request, filters)
     names = await _names(_pool(request), [r.user_id for r in records])
     more = None
-    if len(records) == PAGE:
-        more = "?" + urlencode({**request.query, "before": str(records[-1].id)})
-    return render(request, "operator/abandonments.html", records=records, names=names,
-                  filters={k: v for k, v in request.query.items() if k != "before"},
-                  listing=listing, live=[], more=more, when=_when, statuses=STATUS_PT,
-                  variants=VARIANT_PT, kinds=ALL_KINDS_PT, only_free=only_free,
-                  live_variants=LIVE_VARIANT_PT, triggers=TRIGGER_PT, player_unknown=bool(
-                      filters.player and not records
-                      and await _user_id_by_name(_pool(request), filters.player) is None))
+    if after is not None:
+        more = "?" + urlencode({**request.query, "before": str(after)})
+    return _list_page(
+        request, listing=listing, records=records, names=names, more=more,
+        only_free=only_free, triggers_of=await _list_triggers(_pool(request), records),
+        player_unknown=bool(filters.player and not records
+                            and await _user_id_by_name(_pool(request), filters.player) is None))
 
 
 async def _free_records_page(request: web.Request) -> web.Response:
@@ -1187,24 +1281,22 @@ async def _free_records_page(request: web.Request) -> web.Response:
                                  if k not in ("status", "appealed", "seats", "kind")})
         kind = query.get("kind") or None
         if kind is not None and kind not in ALL_KINDS_PT:
-            raise ApiError(400, "bad_filter", f"Unknown kind {kind!r}.")
-    except ApiError:
-        return _filters_error(request)
+            raise FilterError("kind", f"Unknown kind {kind!r}.")
+    except FilterError as exc:
+        return _filters_error(request, "free", exc)
     rows = await find_abandonments(
         _pool(request), player=filters.player or None,
         variant=None if filters.variant is None else filters.variant.value, kind=kind,
         since=filters.since, until=filters.until, penalty_free=True, before=filters.before,
-        limit=PAGE)
+        limit=PAGE + 1)
     more = None
-    if len(rows) == PAGE:
+    if len(rows) > PAGE:
+        rows = rows[:PAGE]
         more = "?" + urlencode({**query, "before": str(rows[-1]["id"])})
-    return render(request, "operator/abandonments.html", records=[], names={},
-                  filters={k: v for k, v in query.items() if k != "before"}, listing="free",
-                  live=rows, more=more, when=_when, statuses=STATUS_PT, variants=VARIANT_PT,
-                  kinds=ALL_KINDS_PT, only_free=False, triggers=TRIGGER_PT,
-                  live_variants=LIVE_VARIANT_PT,
-                  player_unknown=bool(filters.player and not rows and await _user_id_by_name(
-                      _pool(request), filters.player) is None))
+    return _list_page(
+        request, listing="free", live=rows, more=more,
+        player_unknown=bool(filters.player and not rows and await _user_id_by_name(
+            _pool(request), filters.player) is None))
 
 
 def _late_ms(event: Mapping[str, Any], deadlines: Mapping[int, int]) -> int | None:
@@ -1304,7 +1396,9 @@ def _audit_effects(entry: review.AuditEntry) -> str:
         chips = detail.get("chips_returned", 0)
         rating = detail.get("rating_returned", 0.0)
         parts = [f"{chips} fichas devolvidas",
-                 f"{rating:+.1f} pontos devolvidos" if isinstance(rating, int | float)
+                 # written as the record page writes it: "+88,2", not "+88.2"
+                 f"{decimal_pt(rating, sign=True)} pontos devolvidos"
+                 if isinstance(rating, int | float)
                  else "", "suspensão retirada" if detail.get("pause_lifted")
                  else "sem suspensão a retirar"]
         return "; ".join(p for p in parts if p)
@@ -1316,8 +1410,13 @@ def _not_found(request: web.Request) -> web.Response:
                   message="Não existe registro de abandono com esse número.")
 
 
+# the decision form's refusals said about its own fields
+DECISION_NOTE_PT: Final = "Escreva o texto da nota da decisão (de 1 a 2000 caracteres)."
+
+
 async def record_page(request: web.Request, *, error: str | None = None,
-                      status: int = 200) -> web.StreamResponse:
+                      status: int = 200, error_field: str | None = None,
+                      note: str = "") -> web.StreamResponse:
     checked = _page_operator(request)
     if isinstance(checked, web.Response):
         return checked
@@ -1341,6 +1440,9 @@ async def record_page(request: web.Request, *, error: str | None = None,
         match_number=context["match_number"], decidable=decidable,
         can_uphold=record.status is RecordStatus.PENDING
         or (record.appeal_text is not None and not record.appeal_answered),
+        # the form sends back the state it shows: a decision on a record that changed since
+        # (an appeal filed, another operator's decision) is refused, not taken on a stale page
+        review_state=record.review_state.token, error_field=error_field, note=note,
         done=request.query.get("done"))
 
 
@@ -1355,11 +1457,20 @@ async def decision_form(request: web.Request) -> web.StreamResponse:
     except ApiError:
         return _not_found(request)
     body = await read_body(request)
+    note = body.get("note")
     try:
         decision = _decision(body.get("decision"))
-        await review.decide(_pool(request), record_id, checked.id, decision, body.get("note"))
+        # a page's form always names the state it showed; a form without one (a client of its
+        # own) is taken as before
+        expected = body.get("expected_state") or None
+        await review.decide(_pool(request), record_id, checked.id, decision, note, expected)
     except StoreError as exc:
-        return await record_page(request, error=_pt(exc), status=_status_of(exc))
+        # the page again, as the record is now, with the note the operator wrote kept in its
+        # field (a refusal about the note is said at the note)
+        field = "note" if exc.code == "bad_text" else None
+        return await record_page(
+            request, error=DECISION_NOTE_PT if field else _pt(exc), status=_status_of(exc),
+            error_field=field, note=note if isinstance(note, str) else "")
     return _see_other(f"/operator/abandonments/{record_id}?done={decision.value}")
 
 
@@ -1375,6 +1486,9 @@ async def live_record_page(request: web.Request) -> web.StreamResponse:
         row = await get_abandonment_row(_pool(request), abandonment_id)
     if row is None:
         return _not_found(request)
+    pool = _pool(request)
+    seats = await pool.fetchval("SELECT seats FROM live_tables WHERE id = $1", row["table_id"])
+    spanned = row["id"] in await restarts_spanned(pool, [row["id"]])
     evidence = loaded_evidence(row["evidence"])
     hands = sorted({e["hand"] for e in evidence if _is_int(e.get("hand"))})
     started = await _pool(request).fetchval(
@@ -1395,7 +1509,7 @@ async def live_record_page(request: web.Request) -> web.StreamResponse:
         hands=[f"{row['table_id']}-{h}" for h in hands], live=live_link(row["id"]),
         review=review_link(row["review_id"]), kinds=ALL_KINDS_PT,
         variants=LIVE_VARIANT_PT, triggers=TRIGGER_PT, opponents=opponents, partner=partner,
-        consequences=CONSEQUENCE_PT,
+        consequences=CONSEQUENCE_PT, seats=seats, match_spanned_restart=spanned,
         never_connected=not any(e.get("kind") in ("connected", "disconnected")
                                 for e in evidence))
 

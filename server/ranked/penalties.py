@@ -13,6 +13,11 @@ Review. pending -> upheld | overturned; upheld -> overturned; overturned is fina
 record may be upheld again only to answer an appeal filed after the last decision. Overturning
 reverses the record's rating change, stake and pause, and that reversal happens once: it is tied
 to the one transition into `overturned`. A player may appeal a pending or upheld record once.
+
+A decision may name the state it was taken on (`ReviewState.token`, what the operator read): a
+record that changed since (an appeal filed, another operator's decision) refuses it. The token
+never comes back to an earlier value (the status only moves forward, an appeal goes from none
+to open to answered), so an equal token is the very state that was read.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ class Decision(StrEnum):
 
 class ReviewError(ValueError):
     """Codes: exempt, already_overturned, already_upheld, already_appealed, nothing_to_appeal,
-    bad_text, bad_times."""
+    bad_text, bad_times, bad_state, stale."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -125,11 +130,28 @@ def pause_remaining(records: Sequence[PauseRecord], now: float) -> float:
     return max([0.0, *(end - now for end in ends)])
 
 
+# a record's appeal: none filed, filed and waiting for a decision, answered by one
+APPEALS = ("none", "open", "answered")
+# every state a record can be in, as its token `<status>:<appeal>`
+STATE_TOKENS = frozenset(f"{s.value}:{a}" for s in RecordStatus for a in APPEALS)
+
+
 @dataclass(frozen=True, slots=True)
 class ReviewState:
     status: RecordStatus
     appealed: bool
     appeal_answered: bool  # a decision was taken after the appeal
+
+    @property
+    def appeal(self) -> str:
+        """`none`, `open` (filed, waiting for a decision) or `answered`."""
+        return "none" if not self.appealed else "answered" if self.appeal_answered else "open"
+
+    @property
+    def token(self) -> str:
+        """The state as a decision names it (`pending:none`, `upheld:open`, ...): what changes
+        with every appeal and every decision, and never returns to an earlier value."""
+        return f"{self.status.value}:{self.appeal}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +171,24 @@ def _text(text: object, limit: int, what: str) -> str:
     return text
 
 
-def decide(state: ReviewState, decision: Decision, note: object) -> tuple[Ruling, str]:
-    """An operator's decision on a record, with its (required) note."""
+def decide(state: ReviewState, decision: Decision, note: object,
+           expected: object = None) -> tuple[Ruling, str]:
+    """An operator's decision on a record, with its (required) note. `expected`, when given, is
+    the token of the state the operator decided on (what their page or their last read showed):
+    a record that changed since is refused (`stale`) before anything else, so that a decision
+    never answers an appeal nobody read, nor silently replaces another operator's."""
+    if expected is not None:
+        if not isinstance(expected, str) or expected not in STATE_TOKENS:
+            raise ReviewError("bad_state", "expected_state is the record's review_state, "
+                                           "'<status>:<appeal>' (e.g. 'pending:none').")
+        if expected != state.token:
+            raise ReviewError("stale", f"The record changed since it was read: it is "
+                                       f"{state.token}, not {expected}. Read it again before "
+                                       "deciding.")
     clean = _text(note, MAX_NOTE, "note")
     if state.status is RecordStatus.EXEMPT:
-        raise ReviewError("exempt", "This record overlapped a server fault: it has no penalty.")
+        raise ReviewError("exempt", "This record is exempt (its match spanned a server restart "
+                                    "or a recorded server fault): it has no penalty.")
     if state.status is RecordStatus.OVERTURNED:
         raise ReviewError("already_overturned", "This record was overturned; that is final.")
     answered = state.appealed

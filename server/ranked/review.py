@@ -334,12 +334,31 @@ async def appeal(db: Db, record_id: int, user_id: int, text: object) -> Abandonm
         return _record(row)
 
 
+# why an exempt record has no penalty, said by the refusal of a decision on it
+_EXEMPT_WHY = {"server_restart": "its match spanned a server restart",
+               "server_fault": "a recorded server fault touched its match"}
+
+
+def _exempt_message(record: AbandonmentRecord) -> str:
+    """The refusal of a decision on an exempt record, with the reasons its `exempt` evidence
+    item names (a restart is not a fault: the operator checks the one that happened)."""
+    item = next((e for e in record.evidence if e.get("kind") == "exempt"), None)
+    reasons = item.get("reasons") if item is not None else None
+    why = [_EXEMPT_WHY[r] for r in reasons or () if r in _EXEMPT_WHY]
+    if not why:
+        why = ["its match spanned a server restart or a recorded server fault"]
+    return f"This record is exempt ({' and '.join(why)}): it has no penalty to review."
+
+
 async def decide(
-    db: Db, record_id: int, operator_id: int, decision: Decision, note: object
+    db: Db, record_id: int, operator_id: int, decision: Decision, note: object,
+    expected: object = None,
 ) -> AbandonmentRecord:
     """An operator upholds or overturns a record, with a note. Overturning gives back the stake
     the player lost (from the house) and the rating points the match cost them, and lifts the
-    pause; all of it once, in the same transaction as the decision and its audit row."""
+    pause; all of it once, in the same transaction as the decision and its audit row.
+    `expected`: the state token the operator read (`penalties.decide`), checked under the
+    record's lock, so that of two decisions on the same reading only the first is taken."""
     if not isinstance(decision, Decision):
         raise ReviewStoreError("bad_record", f"Unknown decision {decision!r}.")
     record_id = check_id(record_id, "record", ReviewStoreError)
@@ -350,9 +369,10 @@ async def decide(
             raise ReviewStoreError("forbidden", "Only operators review abandonment records.")
         record = await _locked(conn, record_id)
         try:
-            ruling, clean = penalties.decide(record.review_state, decision, note)
+            ruling, clean = penalties.decide(record.review_state, decision, note, expected)
         except ReviewError as exc:
-            raise ReviewStoreError(exc.code, exc.message) from exc
+            message = _exempt_message(record) if exc.code == "exempt" else exc.message
+            raise ReviewStoreError(exc.code, message) from exc
         detail: dict[str, Any] = {"from": record.status.value}
         reversed_at = None
         if ruling.reverse:
@@ -409,10 +429,13 @@ async def list_records(
     limit: int = 50,
     before_id: int | None = None,
     match_prefix: str | None = None,
+    appeal_open: bool = False,
 ) -> tuple[AbandonmentRecord, ...]:
     """Records for the review queue or a player's page, newest first; every filter optional.
     `match_prefix` keeps the matches whose reference starts with it and a ':' (the server names
-    its matches `<table kind>:<table id>:<match number>`, so this filters by table kind)."""
+    its matches `<table kind>:<table id>:<match number>`, so this filters by table kind).
+    `appeal_open` keeps the records whose appeal waits for a decision (`appealed` takes the
+    answered ones too)."""
     if status is not None and not isinstance(status, RecordStatus):
         raise ReviewStoreError("bad_filter", f"Unknown status {status!r}.")
     if variant is not None and not isinstance(variant, Variant):
@@ -440,10 +463,11 @@ async def list_records(
         "AND ($7::timestamptz IS NULL OR abandoned_at < $7) "
         "AND ($8::bigint IS NULL OR id < $8) "
         "AND ($10::text IS NULL OR starts_with(match_ref, $10 || ':')) "
+        "AND (NOT $11::boolean OR (appeal_text IS NOT NULL AND NOT appeal_answered)) "
         "ORDER BY id DESC LIMIT $9",
         None if status is None else status.value, user_id,
         None if variant is None else variant.value, seats, appealed, since, until,
-        before_id, limit, match_prefix,
+        before_id, limit, match_prefix, bool(appeal_open),
     )
     return tuple(_record(r) for r in rows)
 
