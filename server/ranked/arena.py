@@ -100,6 +100,10 @@ class Arena:
     def running(self, now: float) -> bool:
         return self.starts_at <= now < self.ends_at and not self.closed
 
+    def counts(self, now: float) -> bool:
+        """Whether a table's result at `now` still scores: before the end, and not closed."""
+        return now < self.ends_at and not self.closed
+
     def entrant(self, player: PlayerId) -> Entrant | None:
         return next((e for e in self.entrants if e.player == player), None)
 
@@ -119,14 +123,14 @@ class Arena:
             entrant = Entrant(player, float(rating), len(self.entrants))
             return replace(self, entrants=(*self.entrants, entrant))
         if known.active:
-            raise ArenaError("already_joined", f"Player {player} is already in the arena.")
+            raise ArenaError("already_joined", "Already in the arena.")
         return replace(self, entrants=self._with(replace(known, active=True)))
 
     def leave(self, player: PlayerId) -> Arena:
         """Stop being paired; a table in progress still finishes and counts."""
         known = self.entrant(player)
         if known is None or not known.active:
-            raise ArenaError("not_joined", f"Player {player} is not in the arena.")
+            raise ArenaError("not_joined", "Not in the arena (never joined, or left it).")
         return replace(self, entrants=self._with(replace(known, active=False)))
 
     def standings(self) -> tuple[Standing, ...]:
@@ -183,7 +187,7 @@ class Arena:
             raise ArenaError("bad_result", "Only a player of the table can abandon it.")
         if winner is not None and any(p in table.teams[winner] for p in abandoned):
             raise ArenaError("bad_result", "The abandoning side cannot win.")
-        counts = winner is not None and now < self.ends_at and not self.closed
+        counts = winner is not None and self.counts(now)
         changed = []
         for team, players in enumerate(table.teams):
             for player in players:

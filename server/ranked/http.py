@@ -24,7 +24,7 @@ from urllib.parse import quote, urlencode
 
 from aiohttp import web
 
-from server.accounts import User
+from server.accounts import NAME_RE, User
 from server.app import (
     CLOCK,
     POOL,
@@ -94,6 +94,7 @@ CONSEQUENCE_PT: Final = {"forfeit": "derrota por abandono (a partida terminou)",
 EXEMPT_PT: Final = {
     "server_restart": "a partida atravessou um reinício do servidor",
     "server_fault": "uma falha do servidor registrada tocou a partida",
+    "arena_over": "a arena acabou com a mesa em jogo: a partida não contava",
 }
 AUDIT_PT: Final = {"created": "Registro criado", "appeal": "Recurso do jogador",
                    "uphold": "Mantido", "overturn": "Revertido"}
@@ -130,6 +131,8 @@ ERROR_PT: Final = {
                        "repetidos."),
     "partner_insufficient_chips": "A sua dupla não tem fichas suficientes para a aposta.",
     "in_arena": "Você já está numa arena (ou numa mesa dela): saia dela antes.",
+    "at_table": ("Você está jogando uma partida em outra mesa: termine-a ou saia dela antes de "
+                 "entrar na fila ranqueada ou na arena."),
     "insufficient_chips": "Você não tem fichas suficientes para a aposta da ranqueada.",
     "bad_arena": "Dados da arena inválidos.",
     "unknown_arena": "Arena não encontrada.",
@@ -155,7 +158,7 @@ ERROR_PT: Final = {
 _STATUS_BY_CODE: Final = {
     "not_found": 404, "unknown_arena": 404, "unknown_user": 404, "forbidden": 403,
     "already_queued": 409, "not_queued": 409, "paused": 409, "insufficient_chips": 409,
-    "partner_paused": 409, "partner_insufficient_chips": 409, "in_arena": 409,
+    "partner_paused": 409, "partner_insufficient_chips": 409, "in_arena": 409, "at_table": 409,
     "arena_closed": 409, "closed": 409, "already_joined": 409, "not_joined": 409,
     "already_appealed": 409, "nothing_to_appeal": 409, "already_overturned": 409,
     "already_upheld": 409, "exempt": 409, "conflict": 409, "stale": 409, "unavailable": 503,
@@ -214,6 +217,11 @@ def _int(value: object, what: str, default: int | None = None) -> int | None:
     if number is not None:
         return number
     raise ApiError(400, "bad_filter", f"{what} must be a whole number.")
+
+
+def _rounded(value: object) -> object:
+    """A rating amount as every rating field shows it: 2 decimals (None stays None)."""
+    return round(value, 2) if isinstance(value, float) else value
 
 
 def _record_id(request: web.Request) -> int:
@@ -386,10 +394,16 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
 
 
 async def _join_queue(request: web.Request, user: User, body: Mapping[str, Any]) -> QueueStatus:
-    key = queue_key(body.get("variant"), body.get("seats"))
+    # a JSON body's seat count is a number (2 or 4); a form's is its text
+    key = queue_key(body.get("variant"), body.get("seats"),
+                    strings=request.content_type != "application/json")
     partner_name = body.get("partner")
     partner = None
     if isinstance(partner_name, str) and partner_name.strip():
+        if not NAME_RE.fullmatch(partner_name.strip()):
+            # no such name can exist (3 to 24 letters, digits, '.', '_', '-'): not echoed back
+            raise RankedError("bad_partner", "The partner is a player's name (3 to 24 letters, "
+                                             "digits, '.', '_' or '-').")
         partner = await _user_id_by_name(_pool(request), partner_name)
         if partner is None:
             raise RankedError("unknown_user", f"No player named {partner_name.strip()!r}.")
@@ -524,7 +538,7 @@ async def _my_records(db: Db, user: User, records: tuple[review.AbandonmentRecor
             "stake_returned": None if overturn is None
             else overturn.detail.get("chips_returned"),
             "rating_returned": None if overturn is None
-            else overturn.detail.get("rating_returned"),
+            else _rounded(overturn.detail.get("rating_returned")),
         })
     return out
 
@@ -795,7 +809,8 @@ def _detail_json(detail: Mapping[str, Any]) -> dict[str, Any]:
         "pause_lifted_at": None if lifted is None else lifted.isoformat(),
         "stake": detail["stake"], "rating_change": detail["rating_change"],
         "stake_returned": None if reversal is None else reversal.get("chips_returned"),
-        "rating_returned": None if reversal is None else reversal.get("rating_returned"),
+        "rating_returned": None if reversal is None
+        else _rounded(reversal.get("rating_returned")),
     }
 
 
@@ -898,7 +913,11 @@ async def _create_arena(request: web.Request, body: Mapping[str, Any]) -> ArenaE
     variant = body.get("variant")
     if not isinstance(variant, str) or variant not in set(Variant):
         raise RankedError("bad_arena", "Unknown variant.")
-    seats = _int(body.get("seats"), "seats", 2)
+    seats = body.get("seats", 2)
+    if request.content_type != "application/json":  # a form's text; a JSON number stays typed
+        seats = _int(seats, "seats", 2)
+    elif type(seats) is not int:
+        raise RankedError("bad_arena", "seats is 2 or 4 (a number).")
     starts_in = _int(body.get("starts_in_minutes"), "starts_in_minutes", 0)
     minutes = _int(body.get("minutes"), "minutes", 60)
     assert seats is not None and starts_in is not None and minutes is not None
@@ -1170,9 +1189,13 @@ async def arena_page(request: web.Request, *, error: str | None = None,
     table = next((e["table"] for e in data["arenas"] if e["table"]), None)
     following = table is not None or any(e["joined"] and e["state"] != "closed"
                                          for e in data["arenas"])
+    # a pause hides the join forms and says how long it lasts, as /ranked does
+    paused = (await review.pause_remaining(_pool(request), user.id, _now(request))
+              ).total_seconds()
     return render(request, "ranked/arena.html", status=status, error=error,
                   arenas=data["arenas"], variants={v.value: n for v, n in VARIANT_PT.items()},
-                  my_table=table, following=following, refresh=ARENA_PAGE_REFRESH)
+                  my_table=table, following=following, refresh=ARENA_PAGE_REFRESH,
+                  pause=_duration_pt(paused) if paused > 0 else None)
 
 
 def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -1188,6 +1211,10 @@ def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamRespo
         return _see_other("/arena")
 
     return view
+
+
+async def _arena_back(request: web.Request) -> web.StreamResponse:
+    return _see_other("/arena")
 
 
 async def arena_create_form(request: web.Request) -> web.StreamResponse:
@@ -1558,6 +1585,8 @@ def setup(app: web.Application) -> None:
     r.add_post("/arena", arena_create_form, name="arena_create_form")
     r.add_post("/arena/{arena}/join", _arena_form(True), name="arena_join_form")
     r.add_post("/arena/{arena}/leave", _arena_form(False), name="arena_leave_form")
+    # the address a refused arena form answered at, reloaded or bookmarked: the arena page
+    r.add_get("/arena/{arena}/{action:join|leave}", _arena_back, name="arena_form_back")
     r.add_get("/operator/abandonments", _signed_in(records_page), name="operator_records_page")
     r.add_get("/operator/abandonments/{record}", _signed_in(record_page),
               name="operator_record_page")

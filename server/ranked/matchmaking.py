@@ -135,7 +135,7 @@ class Matchmaker:
             raise MatchmakingError("bad_ticket", "Ratings and times must be finite numbers.")
         for player in ids:
             if self.queued(player) is not None:
-                raise MatchmakingError("already_queued", f"Player {player} is already queued.")
+                raise MatchmakingError("already_queued", "Already queued.")
         ticket = Ticket(key, ids, ratings, now, self.next_seq)
         return replace(self, tickets=(*self.tickets, ticket), next_seq=self.next_seq + 1)
 
@@ -143,7 +143,7 @@ class Matchmaker:
         """Take the player's ticket out of the queue (a duo leaves together)."""
         ticket = self.queued(player)
         if ticket is None:
-            raise MatchmakingError("not_queued", f"Player {player} is not queued.")
+            raise MatchmakingError("not_queued", "Not queued.")
         return replace(self, tickets=tuple(t for t in self.tickets if t is not ticket)), ticket
 
     def acceptable(self, a: Ticket, b: Ticket, now: float) -> bool:

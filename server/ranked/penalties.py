@@ -7,7 +7,9 @@ ranked queues: the n-th counting record in the window (this one included) pauses
 A record counts unless it was overturned or is exempt. A record whose match overlapped a server
 fault or restart (any instant of [match start, abandonment] inside a fault interval) is exempt:
 no strike and no pause. The exemption waives the penalty, not the result: a match that ended by
-a forfeit is lost, its stake and rating settled as for any loss.
+a forfeit is lost, its stake and rating settled as for any loss. A record whose match could not
+count (`void`: an arena table its arena's end left in play) is exempt too: walking away from a
+match that cannot count harms nobody.
 
 Review. pending -> upheld | overturned; upheld -> overturned; overturned is final. An upheld
 record may be upheld again only to answer an appeal filed after the last decision. Overturning
@@ -103,11 +105,12 @@ def assess(
     match_started_at: float,
     prior: Sequence[PriorRecord],
     faults: Sequence[Interval],
+    void: bool = False,
 ) -> Assessment:
-    """The penalty of a new abandonment record."""
+    """The penalty of a new abandonment record (`void`: its match could not count)."""
     if match_started_at > abandoned_at:
         raise ReviewError("bad_times", "A match cannot be abandoned before it started.")
-    if any(f.overlaps(match_started_at, abandoned_at) for f in faults):
+    if void or any(f.overlaps(match_started_at, abandoned_at) for f in faults):
         return Assessment(RecordStatus.EXEMPT, 0, 0.0, None)
     strikes = 1 + sum(
         1 for r in prior

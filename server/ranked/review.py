@@ -213,8 +213,11 @@ async def record_abandonment(
     evidence: Sequence[Mapping[str, Any]] = (),
     source_ref: str | None = None,
     fault_overlap: bool = False,
+    arena_over: bool = False,
 ) -> AbandonmentRecord:
     """The record of a ranked abandonment, with its pause; once per player and match.
+    `arena_over`: an arena table whose arena ended while it was in play, so its match could not
+    count: the record is exempt (reason `arena_over`).
 
     A fault overlaps when a `server_faults` interval touches [match start, abandonment], or when
     the caller already knows it did (`fault_overlap`: the live house flags a streak of automatic
@@ -254,6 +257,7 @@ async def record_abandonment(
                  for f in faults]
                 + ([penalties.Interval(started.timestamp(), at.timestamp())]
                    if fault_overlap else []),
+                void=arena_over,
             )
         except ReviewError as exc:
             raise ReviewStoreError(exc.code, exc.message) from exc
@@ -265,7 +269,7 @@ async def record_abandonment(
             # the record says why it has no penalty: the restarts the match outlived (with the
             # downtime), the faults it touched
             restarts = await restarts_during(conn, started, at)
-            exempt = _exemption(at, fault_overlap, restarts, faults)
+            exempt = _exemption(at, fault_overlap, restarts, faults, arena_over)
         timeline = _dump(_with_house_items(items, restarts, exempt))
         try:
             row = await conn.fetchrow(
@@ -288,12 +292,13 @@ async def record_abandonment(
 
 
 def _exemption(at: datetime, restart_overlap: bool, restarts: list[dict[str, Any]],
-               faults: Sequence[asyncpg.Record]) -> dict[str, Any]:
+               faults: Sequence[asyncpg.Record], arena_over: bool = False) -> dict[str, Any]:
     """The `exempt` evidence item: why the record carries no penalty. `server_restart`: the
     match outlived a server run (the live house's flag; `runs`: the runs that began during it);
-    `server_fault`: a recorded fault or restart touched the match (`faults`)."""
+    `server_fault`: a recorded fault or restart touched the match (`faults`); `arena_over`: an
+    arena table its arena's end left in play, whose match could not count."""
     reasons = (["server_restart"] if restart_overlap else []) + (
-        ["server_fault"] if faults else [])
+        ["server_fault"] if faults else []) + (["arena_over"] if arena_over else [])
     return {
         "kind": "exempt", "at_ms": _ms(at), "seat": None, "reasons": reasons,
         "runs": [r["run"] for r in restarts] if restart_overlap else [],
@@ -336,7 +341,8 @@ async def appeal(db: Db, record_id: int, user_id: int, text: object) -> Abandonm
 
 # why an exempt record has no penalty, said by the refusal of a decision on it
 _EXEMPT_WHY = {"server_restart": "its match spanned a server restart",
-               "server_fault": "a recorded server fault touched its match"}
+               "server_fault": "a recorded server fault touched its match",
+               "arena_over": "its arena ended with the table in play: the match could not count"}
 
 
 def _exempt_message(record: AbandonmentRecord) -> str:

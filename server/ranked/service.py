@@ -68,7 +68,7 @@ MAX_ARENA_LEAD = 24 * 3600.0
 
 class RankedError(StoreError):
     """A refused ranked request. Codes: bad_queue, bad_partner, unknown_user, already_queued,
-    in_arena, not_queued, paused, insufficient_chips, partner_paused,
+    in_arena, at_table, not_queued, paused, insufficient_chips, partner_paused,
     partner_insufficient_chips, bad_arena, unknown_arena, arena_closed, already_joined,
     not_joined, bad_result, unavailable (the database could not store the change)."""
 
@@ -202,6 +202,9 @@ class MatchEnd(TypedDict):
     evidence: Sequence[Mapping[str, Any]]
     started_at: NotRequired[datetime | None]
     ended_at: NotRequired[datetime | None]
+    # an arena table whose result can no longer score (its arena's time was up, or the table
+    # lost its arena): the service says so (`RankedService.match_ended`); True when not given
+    arena_counts: NotRequired[bool]
 
 
 async def settle_match(pool: Db, **end: Unpack[MatchEnd]) -> Settlement:
@@ -211,7 +214,9 @@ async def settle_match(pool: Db, **end: Unpack[MatchEnd]) -> Settlement:
     - `target` or `abandonment`: the pot goes to the winning team (seat order for odd chips);
       at ranked tables both teams are rated (Glicko-2, one period).
     - `abandonment`: the player at `forfeit_seat` gets an abandonment record (strikes, pause;
-      exempt when `restart_overlap` or a recorded server fault touched the match).
+      exempt when `restart_overlap` or a recorded server fault touched the match, or at an arena
+      table whose result no longer counts: `arena_counts` False, the arena's time was up, and
+      walking away from a match that cannot count costs nobody anything: reason `arena_over`).
     The times default to the live house's `live_matches` row (else the database's now).
     """
     table_id, match_number = end["table_id"], end["match_number"]
@@ -247,7 +252,7 @@ async def settle_match(pool: Db, **end: Unpack[MatchEnd]) -> Settlement:
                 conn, user_id=users[forfeit_seat], match_ref=ref, variant=variant, seats=seats,
                 match_started_at=started, abandoned_at=ended, evidence=end["evidence"],
                 source_ref=f"live:{table_id}:{match_number}:{forfeit_seat}",
-                fault_overlap=restart_overlap)
+                fault_overlap=restart_overlap, arena_over=not end.get("arena_counts", True))
     return Settlement(ref, chips, changes, record)
 
 
@@ -327,6 +332,10 @@ class RankedService:
         self.invitations: dict[int, Invitation] = {}
         self.formed: list[FormedTable] = []
         self.seated: dict[int, str] = {}  # user -> ranked table id
+        self.seated_queues: dict[str, QueueKey] = {}  # ranked table id -> the queue it came from
+        # arena table id -> whether its result counts, decided when its match ended (a retried
+        # settlement finds the same answer; forgotten once settled)
+        self._arena_verdicts: dict[str, bool] = {}
         self.arenas: dict[str, ArenaEvent] = {}
         self.arena_tables: dict[str, str] = {}  # live table id -> arena id
         self._saved_tickets: dict[int, state.TicketRow] = {}  # what migration 024 holds
@@ -347,12 +356,14 @@ class RankedService:
         before the first deal go back, and a finished ranked match whose settlement a crash cut
         off is settled now (idempotent: a settled match is left as it is)."""
         rows = await self.pool.fetch(
-            "SELECT s.user_id, t.id FROM live_tables t JOIN live_seats s ON s.table_id = t.id"
+            "SELECT s.user_id, t.id, t.variant, t.seats FROM live_tables t"
+            " JOIN live_seats s ON s.table_id = t.id"
             " WHERE t.kind = $1 AND t.status = 'playing' AND s.user_id IS NOT NULL",
             TableKind.RANKED.value)
         async with self._lock:
             for row in rows:
                 self.seated[row["user_id"]] = row["id"]
+                self.seated_queues[row["id"]] = QueueKey(Variant(row["variant"]), row["seats"])
         for row in await self.pool.fetch(_UNPLAYED_HOLDS):
             # stakes held for a table whose launch a crash cut off before the first deal
             try:
@@ -534,7 +545,9 @@ class RankedService:
             return QueueStatus(QueueState.PAIRED, QueueKey(formed.variant, len(formed.seating)),
                                waited=now - formed.formed_at, seating=formed.seating)
         if user in self.seated:
-            return QueueStatus(QueueState.SEATED, table_id=self.seated[user])
+            table_id = self.seated[user]
+            return QueueStatus(QueueState.SEATED, self.seated_queues.get(table_id),
+                               table_id=table_id)
         invitation = self.invitations.get(user)
         if invitation is not None and now - invitation.at <= INVITATION_LIFETIME:
             return QueueStatus(QueueState.INVITING, invitation.key, invitation.partner,
@@ -554,6 +567,19 @@ class RankedService:
                                         "after repeated abandonments.")
         if stake and await ledger.balance(self.pool, user) < stake:
             raise RankedError("insufficient_chips", f"A ranked match takes {stake} chips.")
+
+    async def _not_at_table(self, user: int) -> None:
+        """Not while seated at another table whose match is in play (private or training): a
+        ranked or arena table is formed at any moment, and a player with two clocks running
+        abandons one of them. (Ranked and arena tables are refused above, by their own codes.)"""
+        table = await self.pool.fetchval(
+            "SELECT t.id FROM live_seats s JOIN live_tables t ON t.id = s.table_id "
+            "WHERE s.user_id = $1 AND t.status = 'playing' AND t.kind <> ALL($2::text[]) "
+            "ORDER BY t.id LIMIT 1",
+            user, [k.value for k in TableKind if k.competitive])
+        if table is not None:
+            raise RankedError("at_table", f"You are playing at table {table}: finish or leave "
+                                          "that match before joining ranked play.")
 
     def _in_arena(self, user: int, *, other_than: str | None = None) -> bool:
         """In an arena that still pairs this player, or at one of its tables (a player who left
@@ -582,6 +608,7 @@ class RankedService:
             if self._in_arena(user):
                 # an arena pairs its entrants at any moment: one table at a time
                 raise RankedError("in_arena", "Leave the arena before queueing for ranked play.")
+            await self._not_at_table(user)
             if partner is not None and (key.seats != 4 or partner == user):
                 raise RankedError("bad_partner", "A duo partner is another player, in 2v2.")
             await self.eligible(user, self.settings.stake)
@@ -590,15 +617,13 @@ class RankedService:
                 rating = await self._rating(user, key)
                 self._enqueue(key, [(user, rating)], now)
             else:
+                # the partner must be eligible to accept: an invitation they could not accept
+                # (paused, short of chips) is refused now, not left waiting 10 minutes
+                await self._partner_eligible(partner)
                 invited = self.invitations.get(partner)
                 if invited is None or invited.partner != user or invited.key != key:
                     self.invitations[user] = Invitation(user, partner, key, now)
                     return self.status(user)
-                try:
-                    await self.eligible(partner, self.settings.stake)
-                except RankedError as exc:
-                    raise RankedError(f"partner_{exc.code}",
-                                      f"Your partner: {exc.message}") from exc
                 duo = [(partner, await self._rating(partner, key)),
                        (user, await self._rating(user, key))]
                 del self.invitations[partner]
@@ -608,6 +633,12 @@ class RankedService:
                                              "seats": key.seats, "partner": partner})
             self._wake()
             return self.status(user)
+
+    async def _partner_eligible(self, partner: int) -> None:
+        try:
+            await self.eligible(partner, self.settings.stake)
+        except RankedError as exc:
+            raise RankedError(f"partner_{exc.code}", f"Your partner: {exc.message}") from exc
 
     def _undo_queue(self) -> Callable[[], None]:
         """Puts the queues back as they are now."""
@@ -712,6 +743,7 @@ class RankedService:
             if formed.kind is TableKind.RANKED:
                 for user in formed.seating:
                     self.seated[user] = table_id
+                self.seated_queues[table_id] = QueueKey(formed.variant, len(formed.seating))
             else:
                 assert formed.arena_id is not None and formed.arena_table is not None
                 self.arenas[formed.arena_id].tables[table_id] = formed.arena_table
@@ -757,18 +789,37 @@ class RankedService:
         and an arena table's result scores in its arena. The bookkeeping is done even when the
         settlement fails (the house retries it, a restart makes it; it is idempotent): the
         match is over either way, and its players must not stay seated at it."""
+        now = self.clock.now()
+        if end["kind"] is TableKind.ARENA:
+            async with self._lock:
+                end["arena_counts"] = self._arena_counts(end["table_id"], now)
         try:
-            return await settle_match(self.pool, **end)
+            settled = await settle_match(self.pool, **end)
         finally:
-            await self._match_over(end)
+            await self._match_over(end, now)
+        self._arena_verdicts.pop(end["table_id"], None)
+        return settled
 
-    async def _match_over(self, end: MatchEnd) -> None:
+    def _arena_counts(self, table_id: str, now: float) -> bool:
+        """Whether an arena table's result counts, as it ends: its arena still holds it and its
+        time is not up (what `Arena.finish` scores). A table the arena's end let go, or whose
+        link to its arena a crash lost, counts for nothing: neither points nor a strike. Asked
+        again (a retried settlement), the first answer stands."""
+        known = self._arena_verdicts.get(table_id)
+        if known is None:
+            arena_id = self.arena_tables.get(table_id)
+            known = arena_id is not None and self.arenas[arena_id].arena.counts(now)
+            self._arena_verdicts[table_id] = known
+        return known
+
+    async def _match_over(self, end: MatchEnd, now: float) -> None:
         table_id, users_by_seat = end["table_id"], end["users_by_seat"]
         forfeit_seat, termination = end["forfeit_seat"], end["termination"]
         async with self._lock:
             for user in users_by_seat:
                 if self.seated.get(user) == table_id:
                     del self.seated[user]
+            self.seated_queues.pop(table_id, None)
             arena_id = self.arena_tables.pop(table_id, None)
             if arena_id is not None:
                 event = self.arenas[arena_id]
@@ -776,7 +827,8 @@ class RankedService:
                 abandoned = () if forfeit_seat is None else (users_by_seat[forfeit_seat],)
                 winner = None if termination is Termination.CANCELLED else end["winner_team"]
                 try:
-                    event.arena = event.arena.finish(number, winner, self.clock.now(), abandoned)
+                    # scored as of the match's end, as `_arena_counts` judged it
+                    event.arena = event.arena.finish(number, winner, now, abandoned)
                 except ArenaError:
                     log.exception("arena_finish_failed", extra={"arena": arena_id})
                 try:
@@ -827,6 +879,7 @@ class RankedService:
             if self._in_arena(user, other_than=arena_id):
                 raise RankedError("in_arena", "You are in another arena (or at one of its"
                                               " tables): leave it before joining this one.")
+            await self._not_at_table(user)
             await self.eligible(user, 0)
             rating = (await ratings.rating_of(self.pool, user, event.variant,
                                               event.arena.seats)).rating
@@ -948,9 +1001,10 @@ def setup(app: web.Application, settings: RankedSettings | None = None) -> None:
     app.cleanup_ctx.append(_service)
 
 
-def queue_key(variant: object, seats: object) -> QueueKey:
-    """A queue from a request's fields (JSON numbers or form strings)."""
-    if seats in ("2", "4"):
+def queue_key(variant: object, seats: object, *, strings: bool = True) -> QueueKey:
+    """A queue from a request's fields: form or query strings (`strings`), or a JSON body's
+    typed values (`strings=False`: the seat count is a number, as the API documents it)."""
+    if strings and seats in ("2", "4"):
         seats = int(seats)  # a form's string
     # an int, not a bool or a float (2.0 == 2) nor a string of other digits ("²")
     if (not isinstance(variant, str) or variant not in set(Variant)

@@ -40,7 +40,7 @@ function invitationKey(invitation) {
   return `${invitation.from}|${invitation.variant}|${invitation.seats}`;
 }
 
-function invitationItem(invitation, canAccept) {
+function invitationItem(invitation, canAccept, paused) {
   const item = el("li", { class: "table-item", dataset: { key: invitationKey(invitation) } },
     el("p", { class: "invitation-text", text: invitation.text }));
   if (canAccept) {
@@ -50,6 +50,8 @@ function invitationItem(invitation, canAccept) {
       el("input", { type: "hidden", name: "seats", value: String(invitation.seats) }),
       el("input", { type: "hidden", name: "partner", value: invitation.from }),
       el("button", { type: "submit" }, `Aceitar o convite de ${invitation.from}`)));
+  } else if (paused) {
+    item.append(el("p", { class: "muted", text: "Você está suspenso: poderá aceitar quando a suspensão acabar." }));
   } else {
     item.append(el("p", { class: "muted", text: "Para aceitar, saia antes da fila (ou da mesa) em que você está." }));
   }
@@ -64,8 +66,9 @@ function showInvitations(queue) {
   const shown = [...list.children].map((li) => li.dataset.key);
   if (wanted.join("\n") !== shown.join("\n")) {
     // an invitation came or went: rebuilt (its buttons are new; nothing else holds the focus)
-    const canAccept = queue.state === "idle" && !(queue.pause_remaining_s > 0);
-    list.replaceChildren(...queue.invitations.map((inv) => invitationItem(inv, canAccept)));
+    const paused = queue.pause_remaining_s > 0;
+    const canAccept = queue.state === "idle" && !paused;
+    list.replaceChildren(...queue.invitations.map((inv) => invitationItem(inv, canAccept, paused)));
   } else {
     queue.invitations.forEach((inv, i) => setText(list.children[i].querySelector(".invitation-text"), inv.text));
   }
