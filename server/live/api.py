@@ -168,16 +168,18 @@ async def played_tables(request: web.Request) -> web.StreamResponse:
         except OverflowError:
             raise ApiError(400, "bad_cursor",
                            "before is the `next` of the previous page.") from None
+    # the page first, then its tables' hands counted (not every table the player ever had)
     rows = await request.app[POOL].fetch(
-        "SELECT t.id, t.variant, t.seats, t.kind, t.status, max(m.started_at) AS last_match,"
-        " count(*) AS matches,"
-        " (SELECT count(*) FROM live_hands h WHERE h.table_id = t.id"
-        "  AND h.record IS NOT NULL) AS hands"
+        "SELECT p.*, (SELECT count(*) FROM live_hands h WHERE h.table_id = p.id"
+        "  AND h.record IS NOT NULL) AS hands FROM ("
+        " SELECT t.id, t.variant, t.seats, t.kind, t.status,"
+        "  max(m.started_at) AS last_match, count(*) AS matches"
         " FROM live_matches m JOIN live_tables t ON t.id = m.table_id"
         " WHERE m.players @> ARRAY[$1::bigint]"
         " GROUP BY t.id"
         " HAVING $2::timestamptz IS NULL OR (max(m.started_at), t.id) < ($2, $3)"
-        " ORDER BY last_match DESC, t.id DESC LIMIT $4",
+        " ORDER BY last_match DESC, t.id DESC LIMIT $4) p"
+        " ORDER BY p.last_match DESC, p.id DESC",
         user.id, None if cursor is None else cursor[0], None if cursor is None else cursor[1],
         PLAYED_PAGE + 1)
     page = rows[:PLAYED_PAGE]
