@@ -293,6 +293,7 @@ def test_a_ledger_head_past_the_end_of_the_input_warns(capsys, tmp_path, table):
     path.write_text(json.dumps([table.anchor_statement, *table.records[:4], head]))
     status, out, _ = run(capsys, "chain", str(path), "--key", KEY_HEX)
     assert status == 0 and "WARN  ledger      a signed ledger head" in out
+    assert "ledger head at 2026-03-01 12:00:00 UTC: " in out  # its time, as a player reads it
     assert out.strip().endswith("all checks passed (1 warning(s))")
     # the whole chain: the head names its last hand, which is there
     whole = check_chain([*table.records, head], pinned=[KEY])

@@ -407,8 +407,8 @@ def _statement_label(statement: Statement) -> str:
     if isinstance(statement, SeedAnchor):
         return f"seed anchor of table {statement.table} from hand {statement.chain_start}"
     if isinstance(statement, LedgerHead):
-        return f"ledger head at {statement.at}"
-    return f"key hand-over to {statement.new_key_id} at {statement.at}"
+        return f"ledger head at {_moment(statement.at)}"
+    return f"key hand-over to {statement.new_key_id} at {_moment(statement.at)}"
 
 
 def check_chain(
