@@ -184,18 +184,23 @@ async def test_a_seated_players_status_names_the_queue_of_the_match(
 # --- 9. one table in play at a time -----------------------------------------------------------
 
 
+async def seat_at_a_training_match(house: House, user_id: int) -> None:  # noqa: F811
+    """`user_id` seated at a training table whose match is in play (as the database has it)."""
+    await house.pool.execute(
+        "INSERT INTO live_tables (id, variant, seats, mode, kind, status) "
+        "VALUES ('00000000000000e9', 'paulista', 2, 'vote', 'training', 'playing')")
+    await house.pool.execute(
+        "INSERT INTO live_seats (table_id, seat, user_id) VALUES ('00000000000000e9', 0, $1)",
+        user_id)
+
+
 async def test_no_ranked_queue_or_arena_while_playing_at_another_table(
         house: House) -> None:  # noqa: F811
     ana, bia = await house.players("ana", "bia")
     op = await house.player("judge", operator=True)
     arena_id = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2},
                               status=201))["arena"]["id"]
-    await house.pool.execute(
-        "INSERT INTO live_tables (id, variant, seats, mode, kind, status) "
-        "VALUES ('00000000000000e9', 'paulista', 2, 'vote', 'training', 'playing')")
-    await house.pool.execute(
-        "INSERT INTO live_seats (table_id, seat, user_id) VALUES ('00000000000000e9', 0, $1)",
-        ana.id)
+    await seat_at_a_training_match(house, ana.id)
     service = house.app[RANKED]
     for attempt in (lambda: service.join(ana.id, QueueKey(Variant.PAULISTA, 2)),
                     lambda: service.join_arena(ana.id, arena_id)):

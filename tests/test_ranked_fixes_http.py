@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from server.ranked import review
 from server.ranked.penalties import Decision
-from tests.test_ranked_fixes import _pause
+from tests.test_ranked_fixes import _pause, seat_at_a_training_match
 from tests.test_ranked_http import (  # noqa: F401  (the fixtures)
     House,
     house,
@@ -59,12 +59,7 @@ async def test_the_arena_page_shows_the_pause_and_no_join_form(house: House) -> 
 
 async def test_seated_elsewhere_is_a_409_said_in_pt(house: House) -> None:  # noqa: F811
     ana = await house.player("ana")
-    await house.pool.execute(
-        "INSERT INTO live_tables (id, variant, seats, mode, kind, status) "
-        "VALUES ('00000000000000e9', 'paulista', 2, 'vote', 'training', 'playing')")
-    await house.pool.execute(
-        "INSERT INTO live_seats (table_id, seat, user_id) VALUES ('00000000000000e9', 0, $1)",
-        ana.id)
+    await seat_at_a_training_match(house, ana.id)
     resp = await ana.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
     assert resp.status == 409 and (await resp.json())["error"] == "at_table"
     page = await ana.post("/ranked/queue", form={"variant": "paulista", "seats": "2"})
