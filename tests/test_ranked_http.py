@@ -85,6 +85,14 @@ def ranked_app(make_app: Callable[..., web.Application], clock: VirtualClock | N
     return app
 
 
+async def _read(request: Awaitable[aiohttp.ClientResponse]) -> aiohttp.ClientResponse:
+    """The answer with its body read: its connection goes back to the pool now (an answer a test
+    reads only the status of would hold it until the collector found it, then warn)."""
+    resp = await request
+    await resp.read()
+    return resp
+
+
 @dataclass
 class Player:
     name: str
@@ -94,17 +102,18 @@ class Player:
     csrf: str
 
     async def get(self, path: str) -> aiohttp.ClientResponse:
-        return await self.session.get(self.base + path, allow_redirects=False)
+        return await _read(self.session.get(self.base + path, allow_redirects=False))
 
     async def post(self, path: str, body: dict[str, Any] | None = None, *,
                    form: dict[str, str] | None = None, csrf: str | None = None
                    ) -> aiohttp.ClientResponse:
         token = self.csrf if csrf is None else csrf
         if form is not None:
-            return await self.session.post(self.base + path, data={**form, "csrf": token},
-                                           allow_redirects=False)
-        return await self.session.post(self.base + path, json=body or {},
-                                       headers={"X-CSRF-Token": token}, allow_redirects=False)
+            return await _read(self.session.post(self.base + path, data={**form, "csrf": token},
+                                                 allow_redirects=False))
+        return await _read(self.session.post(self.base + path, json=body or {},
+                                             headers={"X-CSRF-Token": token},
+                                             allow_redirects=False))
 
     async def json(self, path: str, body: dict[str, Any] | None = None,
                    status: int = 200) -> Any:
