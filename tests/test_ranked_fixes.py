@@ -215,6 +215,51 @@ async def test_no_ranked_queue_or_arena_while_playing_at_another_table(
     await bia.json(f"/api/ranked/arenas/{arena_id}/join", {})
 
 
+async def test_a_queued_player_who_sat_down_elsewhere_is_not_seated_at_a_ranked_table(
+        staffed: House) -> None:  # noqa: F811
+    ana, bia = await staffed.players("ana", "bia")
+    assert staffed.launcher is not None
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    # queued, she starts a training match (the lobby does not ask the ranked queue)
+    await seat_at_a_training_match(staffed, ana.id)
+    await bia.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await staffed.clock.advance(1)
+    assert staffed.launcher.launched == []  # no second clock for ana
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    assert (await bia.json("/api/ranked/queue"))["queue"]["state"] == "queued"
+    # her match over, she queues again and the two are paired
+    await staffed.pool.execute(
+        "UPDATE live_tables SET status = 'finished' WHERE id = '00000000000000e9'")
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await staffed.clock.advance(1)
+    [(_, _, _, seating, _)] = staffed.launcher.launched
+    assert sorted(seating) == sorted([ana.id, bia.id])
+
+
+async def test_an_arena_entrant_playing_elsewhere_waits_for_that_match_to_end(
+        staffed: House) -> None:  # noqa: F811
+    op = await staffed.player("judge", operator=True)
+    ana, bia, caio = await staffed.players("ana", "bia", "caio")
+    assert staffed.launcher is not None
+    arena_id = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2,
+                                                     "minutes": 10}, status=201))["arena"]["id"]
+    for player in (ana, bia, caio):
+        await player.json(f"/api/ranked/arenas/{arena_id}/join", {})
+    await seat_at_a_training_match(staffed, ana.id)
+    await staffed.clock.advance(1)
+    [(_, _, _, seating, _)] = staffed.launcher.launched
+    assert ana.id not in seating and sorted(seating) == sorted([bia.id, caio.id])
+    # still an entrant, not at a table: she waits for her other match
+    [event] = (await ana.json("/api/ranked/arenas"))["arenas"]
+    assert event["joined"] and event["table"] is None
+    await staffed.pool.execute(
+        "UPDATE live_tables SET status = 'finished' WHERE id = '00000000000000e9'")
+    dora = await staffed.player("dora")
+    await dora.json(f"/api/ranked/arenas/{arena_id}/join", {})
+    await staffed.clock.advance(1)
+    assert sorted(staffed.launcher.launched[1][3]) == sorted([ana.id, dora.id])
+
+
 # --- 3, 10. the pages -------------------------------------------------------------------------
 
 

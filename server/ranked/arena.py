@@ -140,12 +140,14 @@ class Arena:
             for rank, e in enumerate(ordered, start=1)
         )
 
-    def pair(self, now: float) -> tuple[Arena, tuple[Table, ...]]:
-        """Seat every waiting player that can be seated now."""
+    def pair(self, now: float, away: frozenset[PlayerId] = frozenset()
+             ) -> tuple[Arena, tuple[Table, ...]]:
+        """Seat every waiting player that can be seated now (those `away`, playing elsewhere,
+        wait for a later round)."""
         if not self.running(now):
             return self, ()
         waiting = sorted(
-            (e for e in self.entrants if e.active and not e.busy),
+            (e for e in self.entrants if e.active and not e.busy and e.player not in away),
             key=lambda e: (-e.points, -e.rating, e.player),
         )
         tables: list[Table] = []

@@ -581,6 +581,18 @@ class RankedService:
             raise RankedError("at_table", f"You are playing at table {table}: finish or leave "
                                           "that match before joining ranked play.")
 
+    async def _at_tables(self, users: Sequence[int]) -> frozenset[int]:
+        """Which of `users` sit at another table whose match is in play (`_not_at_table`): a
+        player queued or in an arena may sit down at a private or training table since."""
+        if not users:
+            return frozenset()
+        rows = await self.pool.fetch(
+            "SELECT DISTINCT s.user_id FROM live_seats s JOIN live_tables t ON t.id = s.table_id "
+            "WHERE s.user_id = ANY($1::bigint[]) AND t.status = 'playing' "
+            "AND t.kind <> ALL($2::text[])",
+            list(users), [k.value for k in TableKind if k.competitive])
+        return frozenset(row["user_id"] for row in rows)
+
     def _in_arena(self, user: int, *, other_than: str | None = None) -> bool:
         """In an arena that still pairs this player, or at one of its tables (a player who left
         an arena plays out the table they sit at): one place in ranked play at a time."""
@@ -762,10 +774,11 @@ class RankedService:
 
     async def _still_eligible(self, formed: FormedTable) -> bool:
         """A player may have become ineligible while the table waited (a pause from another
-        record): their ticket leaves; the other tickets go back to the queue, keeping their
-        waiting time."""
+        record), or have sat down since they queued to play a match at another table (the lobby
+        does not ask the ranked queue): their ticket leaves; the other tickets go back to the
+        queue, keeping their waiting time."""
         assert formed.match is not None
-        refused: set[int] = set()
+        refused: set[int] = set(await self._at_tables(formed.seating))
         for user in formed.seating:
             try:
                 await self.eligible(user, formed.stake)
@@ -925,7 +938,9 @@ class RankedService:
             return
         if self.launcher is None or not event.arena.running(now):
             return  # the entrants wait: nobody is seated at a table that cannot open
-        event.arena, tables = event.arena.pair(now)
+        # an entrant playing a match at another table waits for it to end: never two clocks
+        waiting = [e.player for e in event.arena.entrants if e.active and not e.busy]
+        event.arena, tables = event.arena.pair(now, away=await self._at_tables(waiting))
         for table in tables:
             self.formed.append(FormedTable(
                 TableKind.ARENA, event.variant,
