@@ -79,11 +79,12 @@ class ReviewTable(EngineTable):
     gone: set[int] = field(default_factory=set)
     people: set[int] = field(default_factory=set)
     signals: list[dict[str, str]] = field(default_factory=list)
+    forfeit_seat: int | None = None
     ws: WebSocketRoute | None = None
 
     def table_json(self) -> dict[str, Any]:
         out = super().table_json()
-        out.update(kind=self.kind, status=self.status,
+        out.update(kind=self.kind, status=self.status, forfeit_seat=self.forfeit_seat,
                    abandon_limit=6 if self.kind in ("ranked", "arena") else 10)
         for player in out["players"]:
             player["bot"] = player["seat"] != self.seat and player["seat"] not in self.people
@@ -128,14 +129,16 @@ class ReviewTable(EngineTable):
         self.seq += 1
         self.ws.send(json.dumps({**message, "seq": self.seq}))
 
-    def abandon(self, team: int) -> None:
-        """The server's end of a match by abandonment mid-hand: the hand's record, match_over
-        and the table (no `update`: the hand just stops, docs/PROTOCOL.md)."""
+    def abandon(self, team: int, seat: int | None = None) -> None:
+        """The server's end of a match by abandonment mid-hand (`seat`'s, of `team`): the hand's
+        record, match_over and the table (no `update`: the hand just stops, docs/PROTOCOL.md)."""
         self.state = forfeit(self.state, team, Termination.ABANDONMENT)
+        self.forfeit_seat = team if seat is None else seat
         self.push({"type": "hand_record", "hand": 1, "id": f"{TABLE_ID}-1",
                    "url": f"/hands/{TABLE_ID}-1"})
         self.push({"type": "match_over", "termination": "abandonment", "winner": 1 - team,
-                   "score": list(self.state.score), "forfeit_team": team})
+                   "score": list(self.state.score), "forfeit_team": team,
+                   "forfeit_seat": self.forfeit_seat})
         self.status = "finished"
         self.push({"type": "table", "table": {**self.table_json(), "you": None}})
 
@@ -582,6 +585,31 @@ async def test_the_end_of_a_ranked_match_is_told_from_my_side_with_the_way_back(
     await page.reload()
     await expect(text).to_contain_text(f"Placar final: Você {score[1]} x {score[0]} rival_f.")
     await expect(page.locator("#match-over")).not_to_contain_text("Lugar 1")
+    await page.context.close()
+
+
+async def test_the_end_of_a_2x2_abandonment_names_who_left(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # "Derrota. Nossa dupla abandonou a partida" left the player to guess which of the two
+    quit = "abandonou a partida (ações automáticas demais ou saída no meio dela)."
+    names = ["eu_2x2", "rival_2x2", "dupla_2x2", "outro_2x2"]
+    table = ReviewTable(paulista_2x2(), seat=0, names=names, people={1, 2, 3})
+    page = await open_table(live_server, browser, table, "eu_2x2")
+    table.abandon(0, seat=2)  # my partner
+    text = page.locator("#match-over-text")
+    await expect(text).to_contain_text(f"Derrota. dupla_2x2 (parceiro) {quit}")
+    # after a reload the table says who it was (`forfeit_seat`); their name stays after they left
+    table.gone.add(2)
+    await page.reload()
+    await expect(text).to_contain_text(f"Derrota. dupla_2x2 (parceiro) {quit}")
+    await page.context.close()
+
+    table = ReviewTable(paulista_2x2(), seat=0, names=["eu_b", *names[1:]], people={1, 2, 3})
+    page = await open_table(live_server, browser, table, "eu_b")
+    table.abandon(1, seat=3)  # an opponent
+    await expect(page.locator("#match-over-text")).to_contain_text(
+        f"Vitória! outro_2x2, da dupla adversária, {quit}")
     await page.context.close()
 
 

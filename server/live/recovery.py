@@ -97,6 +97,9 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
         actor.match_number = latest["number"]
         for seat, name in enumerate(latest["names"][:config.seats]):
             actor.played_by[seat] = name
+        actor.forfeit_seat = await conn.fetchval(
+            "SELECT seat FROM abandonments WHERE table_id = $1 AND match_number = $2"
+            " AND consequence = 'forfeit' ORDER BY id LIMIT 1", table_id, latest["number"])
 
     last = await conn.fetchrow(
         "SELECT hand, match_number, record, record_hash FROM live_hands"

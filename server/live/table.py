@@ -303,7 +303,8 @@ class MatchResult:
 
 # what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
 _WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", "hand",
-            "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by")
+            "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by",
+            "forfeit_seat")
 
 
 @dataclass(slots=True)
@@ -393,6 +394,9 @@ class TableActor:
         # who played each seat in the current (or last) match, by name (None: a bot, or no
         # match yet): a result still names a player who left the table since
         self.played_by: list[str | None] = [None] * config.seats
+        # the seat whose abandonment ended the current (or last) match, if one did: the end of
+        # a 2v2 match names the partner who left, also after a reload
+        self.forfeit_seat: int | None = None
         # when a socket of this table last opened or closed, or a player last sat, moved, asked
         # for a rematch or left: an open or finished table unwatched for long closes
         # (`close_idle`)
@@ -561,6 +565,7 @@ class TableActor:
             "rematch": [i for i, s in enumerate(self.seats) if s.rematch],
             "invite": self.invite if you is not None else None,
             "abandon_limit": abandon_limit(self.kind),
+            "forfeit_seat": self.forfeit_seat,
             # a ranked or arena match waiting for its players: its first deal comes by then
             "first_deal_by_ms": None if self.start_timer is None else ms(self._start_deadline),
         }
@@ -868,6 +873,7 @@ class TableActor:
         ])
         self.seats = seats
         self.played_by = [s.name if s.human else None for s in seats]
+        self.forfeit_seat = None
         self.match_number = number
         self.status = TableStatus.PLAYING
         self.score = (0, 0)
@@ -1702,13 +1708,14 @@ class TableActor:
             timer.cancel()
         self.empty_timers.clear()
         self.absent.clear()
-        self._emit({"type": "match_over", "termination": outcome.termination.value,
-                    "winner": outcome.winner, "score": list(state.score),
-                    "forfeit_team": forfeit_team})
-        self._log("match_over", match=self.match_number,
-                  termination=outcome.termination.value, winner=outcome.winner)
         forfeit_seat, evidence = self._forfeit if self._forfeit is not None else (None, [])
         self._forfeit = None
+        self.forfeit_seat = forfeit_seat
+        self._emit({"type": "match_over", "termination": outcome.termination.value,
+                    "winner": outcome.winner, "score": list(state.score),
+                    "forfeit_team": forfeit_team, "forfeit_seat": forfeit_seat})
+        self._log("match_over", match=self.match_number,
+                  termination=outcome.termination.value, winner=outcome.winner)
         if self.kind.competitive:
             await self.house.settle(MatchResult(
                 table_id=self.id, match_number=self.match_number, kind=self.kind,

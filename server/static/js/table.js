@@ -953,8 +953,13 @@ function showMatchOver(message) {
     // who abandoned, said plainly ("A dupla adversária venceu — abandono" read as if the
     // opponents had abandoned, to the partner of a player who left)
     const quit = "abandonou a partida (ações automáticas demais ou saída no meio dela)";
-    if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${teamName(forfeit)} ${quit}.`;
-    else text = `${teamName(message.winner)} venceu: ${teamMid(forfeit)} ${quit}.`;
+    // in 2x2, the partner who left is named (`forfeit_seat`), with their team
+    const seat = message.forfeit_seat;
+    const who = seatCount() === 4 && Number.isInteger(seat) && teamOf(seat) === forfeit
+      ? `${seatName(seat)}${seated() && teamOf(seat) === teamOf(state.seat) ? "" : `, ${teamOfWords(forfeit)},`}`
+      : null;
+    if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${who ?? teamName(forfeit)} ${quit}.`;
+    else text = `${teamName(message.winner)} venceu: ${who ?? teamMid(forfeit)} ${quit}.`;
   } else if (mine) text = `${teamOf(state.seat) === message.winner ? "Vitória!" : "Derrota."} ${teamName(message.winner)} venceu — ${why}.`;
   else text = `${teamName(message.winner)} venceu — ${why}.`;
   $("match-over-text").textContent = `${text} Placar final: ${scoreText(message.score)}.`;
@@ -1122,7 +1127,9 @@ function renderMatchOver(table) {
     // a snapshot after the end (a reload): the view's outcome says how it ended
     const outcome = state.view?.outcome;
     over = outcome
-      ? { winner: outcome.winner, termination: outcome.termination, score: state.view.score }
+      ? { winner: outcome.winner, termination: outcome.termination, score: state.view.score,
+          forfeit_team: outcome.termination === "abandonment" && outcome.winner !== null ? 1 - outcome.winner : null,
+          forfeit_seat: table.forfeit_seat ?? null }
       : { winner: null, termination: "closed", score: table.score };
   }
   const appears = Boolean(over) && $("match-over").hidden;
