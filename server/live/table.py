@@ -413,6 +413,12 @@ class TableActor:
         # the seat whose abandonment is ending the match, with its evidence (for settlement)
         self._forfeit: tuple[int, list[dict[str, Any]]] | None = None
         self._last_events: tuple[Event, ...] = ()
+        # the partner signals of the hand in play, by the seat they are for, each with whether
+        # a socket of that seat's player took it: a partner away gets them on coming back
+        self._signals_hand: int | None = None
+        self._signals: dict[int, list[_Signal]] = {}
+        # when each empty human seat's match is cancelled if nobody comes back (`_watch_empty`)
+        self.empty_deadlines: dict[int, float] = {}
         self._dealt: DealtHand | None = None  # the hand in play (or last played), for replays
         self._tokens = 0
         self._entropy_token = 0  # the entropy window open now (`_open_entropy`)
@@ -437,6 +443,7 @@ class TableActor:
         for timer in self.empty_timers.values():
             timer.cancel()
         self.empty_timers.clear()
+        self.empty_deadlines.clear()
         task, self._task = self._task, None
         if task is not None:
             self._queue.put(None)
@@ -555,7 +562,9 @@ class TableActor:
             "owner": self.owner,
             "players": [
                 {"seat": i, "name": s.name, "bot": s.bot,
-                 "connected": s.bot or self.connected(i), "played_by": self.played_by[i]}
+                 "connected": s.bot or self.connected(i), "played_by": self.played_by[i],
+                 "cancel_at_ms": (ms(self.empty_deadlines[i]) if i in self.empty_deadlines
+                                  else None)}
                 for i, s in enumerate(self.seats)
             ],
             "score": list(self.score if self.state is None else self.state.score),
@@ -665,6 +674,7 @@ class TableActor:
             "pending": self._deadlines_json(),
             "absent": sorted(self.absent),
             "automatic": [self.automatic_streak(seat) for seat in range(self.config.seats)],
+            "partner_signals": self._hand_signals(audience, take=True),
         }
 
     def automatic_streak(self, seat: int) -> int:
@@ -682,6 +692,7 @@ class TableActor:
         if seat is None or was_connected:
             return
         timer = self.empty_timers.pop(seat, None)
+        self.empty_deadlines.pop(seat, None)
         if timer is not None:
             timer.cancel()
         await self._connection_event(seat, SeatEventKind.CONNECTED)
@@ -733,6 +744,8 @@ class TableActor:
             for entry in self.history:
                 if entry.seq > last_seq:
                     conn.send(replay.message(entry, audience))
+            for kept in self._hand_signals(audience, take=True, undelivered=True):
+                conn.send_json(kept)
         else:
             conn.send_json(self.snapshot(conn))
         self.subscribers.add(conn)
@@ -766,16 +779,17 @@ class TableActor:
                 or not self.seats[seat].human or seat in self.empty_timers):
             return
         token = self._token()
+        deadline = self.now + self.house.config.empty_seat_cancel
         self.empty_timers[seat] = self.house.clock.call_at(
-            self.now + self.house.config.empty_seat_cancel,
-            lambda: self.post(lambda: self._on_empty(seat, token)),
-        )
+            deadline, lambda: self.post(lambda: self._on_empty(seat, token)))
+        self.empty_deadlines[seat] = deadline
         self._empty_tokens[seat] = token
 
     async def _on_empty(self, seat: int, token: int) -> None:
         if self._empty_tokens.get(seat) != token or seat not in self.empty_timers:
             return
         del self.empty_timers[seat]
+        self.empty_deadlines.pop(seat, None)
         await self._catch_up()
         if self.status is not TableStatus.PLAYING or self.connected(seat):
             return
@@ -890,6 +904,8 @@ class TableActor:
                 await self._seat_event(seat, SeatEventKind.CONNECTED, {"at_start": True})
             else:
                 self._watch_empty(seat)
+        if self.empty_deadlines:
+            self._emit_table()  # when the seats nobody has open cancel the match
         if self.kind.competitive and not self._everyone_here():
             self._wait_for_players()
         else:
@@ -1707,6 +1723,7 @@ class TableActor:
         for timer in self.empty_timers.values():
             timer.cancel()
         self.empty_timers.clear()
+        self.empty_deadlines.clear()
         self.absent.clear()
         forfeit_seat, evidence = self._forfeit if self._forfeit is not None else (None, [])
         self._forfeit = None
@@ -1766,12 +1783,47 @@ class TableActor:
             signal = parse_signal(self.config.variant, code)
         except ValueError as exc:
             raise LiveError("bad_signal", str(exc)) from None
-        partner = self.seats[(seat + 2) % 4].user_id
+        partner_seat = (seat + 2) % 4
+        partner = self.seats[partner_seat].user_id
         message = {"type": "signal", "from": seat, "code": signal.code, "label": signal.label,
                    "at_ms": ms(self.now)}
+        delivered = False
         for other in self.subscribers:
             if partner is not None and other.user_id == partner:
                 other.send_json(message)
+                delivered = True
+        if partner is None:
+            return  # a bot partner: nobody to read it
+        number = self.hand.number if self.hand is not None else None
+        if number != self._signals_hand:
+            self._signals_hand, self._signals = number, {}
+        kept = self._signals.setdefault(partner_seat, [])
+        kept.append(_Signal(message, delivered))
+        del kept[:-SIGNALS_KEPT]
+
+    def _hand_signals(self, seat: int | None, *, take: bool,
+                      undelivered: bool = False) -> list[dict[str, Any]]:
+        """The partner signals `seat` got in the hand in play (`undelivered`: only those no
+        socket of theirs took yet), oldest first; `take`: they are delivered now."""
+        number = self.hand.number if self.hand is not None else None
+        if seat is None or number is None or number != self._signals_hand:
+            return []
+        out = []
+        for kept in self._signals.get(seat, []):
+            if not (undelivered and kept.delivered):
+                out.append(kept.message)
+            kept.delivered = kept.delivered or take
+        return out
+
+
+# the partner signals kept for a seat in one hand (the latest): a 2x2 hand has a few
+SIGNALS_KEPT = 16
+
+
+@dataclass(slots=True)
+class _Signal:
+    message: dict[str, Any]
+    delivered: bool
 
 
 class _Done:
