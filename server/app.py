@@ -171,7 +171,8 @@ def rotate_csrf(request: web.Request, *, session: str | None) -> str:
 def time_filter(value: object, what: str, *, end: bool = False) -> datetime | None:
     """A filter bound: an ISO date (a whole day: the end bound is the next midnight) or time
     (without a zone: UTC). Anything else, or a moment outside what PostgreSQL and Python both
-    hold once in UTC (`9999-12-31` as an end, `0001-01-01T00:00+14:00`), is a 400 `bad_filter`."""
+    hold once in UTC (`0001-01-01T00:00+14:00`), is a 400 `bad_filter`; `9999-12-31` as an end
+    takes in that whole day (up to `datetime.max`)."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -179,6 +180,9 @@ def time_filter(value: object, what: str, *, end: bool = False) -> datetime | No
     try:
         if len(value) == 10:
             day = date.fromisoformat(value)
+            if end and day == date.max:
+                # the whole last day: its next midnight (year 10000) is past what Python holds
+                return datetime.max.replace(tzinfo=UTC)
             return datetime.combine(day + timedelta(days=1 if end else 0), datetime.min.time(), UTC)
         moment = datetime.fromisoformat(value)
         if moment.tzinfo is None:

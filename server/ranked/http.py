@@ -286,9 +286,16 @@ def _record_json(record: review.AbandonmentRecord, names: Mapping[int, str],
     return out
 
 
+# the rating figures an audit row's `detail` may carry (an overturn's `rating_returned`): shown
+# with 2 decimals, as every rating field; the stored detail keeps the exact value
+_AUDIT_RATING_FIELDS: Final = frozenset({"rating_returned"})
+
+
 def _audit_json(entry: review.AuditEntry) -> dict[str, Any]:
+    detail = {k: _rounded(v) if k in _AUDIT_RATING_FIELDS else v
+              for k, v in entry.detail.items()}
     return {"id": entry.id, "record": entry.record_id, "actor": entry.actor_name,
-            "action": entry.action, "note": entry.note, "detail": dict(entry.detail),
+            "action": entry.action, "note": entry.note, "detail": detail,
             "at": entry.at.isoformat()}
 
 
@@ -372,6 +379,8 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
         notice = _range_notice(service, user.id)
     return {
         "queue": status.to_json() | {
+            # the rating gap the pairing accepts now: 2 decimals, as every rating field
+            "window": _rounded(status.window),
             "partner": names.get(status.partner) if status.partner else None,
             "seating": [names.get(u) for u in status.seating],
             "message": message, "notice": notice,
@@ -807,7 +816,7 @@ def _detail_json(detail: Mapping[str, Any]) -> dict[str, Any]:
             "waives": ["strike", "pause"],
         },
         "pause_lifted_at": None if lifted is None else lifted.isoformat(),
-        "stake": detail["stake"], "rating_change": detail["rating_change"],
+        "stake": detail["stake"], "rating_change": _rounded(detail["rating_change"]),
         "stake_returned": None if reversal is None else reversal.get("chips_returned"),
         "rating_returned": None if reversal is None
         else _rounded(reversal.get("rating_returned")),
@@ -913,14 +922,23 @@ async def _create_arena(request: web.Request, body: Mapping[str, Any]) -> ArenaE
     variant = body.get("variant")
     if not isinstance(variant, str) or variant not in set(Variant):
         raise RankedError("bad_arena", "Unknown variant.")
-    seats = body.get("seats", 2)
-    if request.content_type != "application/json":  # a form's text; a JSON number stays typed
-        seats = _int(seats, "seats", 2)
-    elif type(seats) is not int:
-        raise RankedError("bad_arena", "seats is 2 or 4 (a number).")
-    starts_in = _int(body.get("starts_in_minutes"), "starts_in_minutes", 0)
-    minutes = _int(body.get("minutes"), "minutes", 60)
-    assert seats is not None and starts_in is not None and minutes is not None
+    # a form's fields are text (400 `bad_filter` when not a whole number); in JSON each of these
+    # is a number when given (`"2"`, `"30"`, `2.0`, `true`, `null`: 400 `bad_arena`)
+    typed = request.content_type == "application/json"
+
+    def number(name: str, default: int, what: str) -> int:
+        if not typed:
+            value = _int(body.get(name), name, default)
+            assert value is not None
+            return value
+        value = body.get(name, default)
+        if type(value) is not int:
+            raise RankedError("bad_arena", f"{name} is {what} (a number).")
+        return value
+
+    seats = number("seats", 2, "2 or 4")
+    starts_in = number("starts_in_minutes", 0, f"0 to {MAX_ARENA_LEAD_MINUTES}")
+    minutes = number("minutes", 60, f"1 to {MAX_ARENA_MINUTES}")
     if not 0 <= starts_in <= MAX_ARENA_LEAD_MINUTES:
         raise RankedError("bad_arena", "An arena starts within "
                                        f"{MAX_ARENA_LEAD_MINUTES} minutes (24 hours).")
