@@ -10,7 +10,7 @@ from server.clock import VirtualClock
 from server.live.table import ms
 from tests.test_live_helpers import Live, connect
 from tests.test_live_protocol import live as live  # the fixture
-from tests.test_live_protocol import private_table, quiet
+from tests.test_live_protocol import private_table, quiet, started_2x2
 
 
 def _signals(messages: list[dict[str, Any]]) -> list[str]:
@@ -18,16 +18,9 @@ def _signals(messages: list[dict[str, Any]]) -> list[str]:
 
 
 async def test_a_signal_sent_while_the_partner_is_away_waits_for_them_in_the_hand(
-        live: Live) -> None:  # noqa: F811
-    people, table = await private_table(live, "paulista", 4, ["ana", "bia", "caio", "davi"])
-    tid = table["id"]
+        live: Live) -> None:
+    people, tid, clients = await started_2x2(live, "paulista")
     try:
-        clients = [await connect(p, tid, i) for i, p in enumerate(people)]
-        for client in clients:
-            client.autoplay = False
-        await people[0].post(f"/api/tables/{tid}/start")
-        for client in clients:
-            await quiet(client)
         caio = clients[2]
         # caio (ana's partner) is away: his socket closed, a catch-up later
         await caio.ws.close()

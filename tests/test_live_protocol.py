@@ -297,16 +297,24 @@ async def test_entropy_refusals(live: Live) -> None:
             await person.close()
 
 
-async def test_signals_reach_the_partner_only(live: Live) -> None:
-    people, table = await private_table(live, "argentino", 4, ["ana", "bia", "caio", "davi"])
+async def started_2x2(live: Live, variant: str
+                      ) -> tuple[list[Player], str, list[SeatClient]]:
+    """A private 2x2 table's match started, its four seats connected, nothing played for them
+    (the first hand waits for their entropy)."""
+    people, table = await private_table(live, variant, 4, ["ana", "bia", "caio", "davi"])
     tid = table["id"]
+    clients = [await connect(p, tid, i) for i, p in enumerate(people)]
+    for client in clients:
+        client.autoplay = False
+    await people[0].post(f"/api/tables/{tid}/start")
+    for client in clients:
+        await quiet(client)
+    return people, tid, clients
+
+
+async def test_signals_reach_the_partner_only(live: Live) -> None:
+    people, _, clients = await started_2x2(live, "argentino")
     try:
-        clients = [await connect(p, tid, i) for i, p in enumerate(people)]
-        for client in clients:
-            client.autoplay = False
-        await people[0].post(f"/api/tables/{tid}/start")
-        for client in clients:
-            await quiet(client)
         await clients[0].send({"type": "signal", "id": "s", "code": "macho"})
         await clients[0].send({"type": "signal", "id": "t", "code": "zap"})
         got = [await quiet(c) for c in clients]
