@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,6 +34,7 @@ from server.app import (
     rotate_csrf,
 )
 from truco.fairness import MAX_HAND_NUMBER
+from verifier import bundle
 
 # docs/PROTOCOL.md: table ids are 16 lowercase hex digits
 TABLE_ID: Final = re.compile(r"[0-9a-f]{16}")
@@ -254,11 +256,41 @@ async def hand_page(request: web.Request) -> web.Response:
     if number is None or not 1 <= number <= MAX_HAND_NUMBER:
         return render(request, "error.html", status=404, title="Mão não encontrada",
                       message="O número da mão precisa ser um inteiro positivo.")
+    if hand != str(number):  # `02`: the hand's one address
+        raise web.HTTPMovedPermanently(f"/h/{table_id}/{number}")
     return render(request, "hand.html", table_id=table_id, hand_number=number)
 
 
 async def verify_page(request: web.Request) -> web.Response:
     return render(request, "hand.html", table_id=None, hand_number=None)
+
+
+VERIFIER_BUNDLE: Final = web.AppKey("verifier_bundle", bytes)
+
+
+async def verifier_page(request: web.Request) -> web.Response:
+    """How to check offline: the verifier to download (its SHA-256, how to rebuild it from the
+    source), what it needs, and the house's key with its hand-overs in words."""
+    from server.live import HOUSE
+
+    house = request.app.get(HOUSE)
+    handovers = [] if house is None else [
+        {"date": datetime.fromtimestamp(h["at"], UTC).strftime("%d/%m/%Y %H:%M UTC"),
+         "old": h["key_id"], "new": h["new_key_id"]}
+        for h in house.handovers
+    ]
+    return render(request, "verifier.html",
+                  house_public_key=None if house is None else house.public_key.hex(),
+                  house_handovers=handovers)
+
+
+async def verifier_download(request: web.Request) -> web.Response:
+    """The verifier as one file (`verifier.bundle`): the same bytes as a build from the source."""
+    data = request.app[VERIFIER_BUNDLE]
+    return web.Response(body=data, content_type="application/zip", headers={
+        "Content-Disposition": f'attachment; filename="{bundle.NAME}"',
+        "ETag": f'"{bundle.digest(data)}"', "Cache-Control": "public, max-age=3600",
+        "X-Content-Type-Options": "nosniff"})
 
 
 async def my_hands(request: web.Request) -> web.Response:
@@ -336,6 +368,11 @@ def setup(app: web.Application) -> None:
     # every page's footer names the house's signing key (its id): what a player compares with
     # the fingerprint the operator publishes elsewhere before pinning it (docs/FAIRNESS.md, 9)
     app[JINJA].globals["house_key_id"] = app[HOUSE].key_id if HOUSE in app else None
+    # the verifier to download, built once from the source this house runs
+    app[VERIFIER_BUNDLE] = verifier_bytes = bundle.build()
+    app[JINJA].globals.update(verifier_name=bundle.NAME,
+                              verifier_sha256=bundle.digest(verifier_bytes),
+                              verifier_kib=round(len(verifier_bytes) / 1024))
     app.router.add_get("/", home, name="home")
     app.router.add_post("/signup", signup_form, name="signup_form")
     app.router.add_post("/login", login_form, name="login_form")
@@ -343,6 +380,8 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/t/{table}", table_page, name="table_page")
     app.router.add_get("/h/{table}/{hand}", hand_page, name="hand_page")
     app.router.add_get("/verify", verify_page, name="verify_page")
+    app.router.add_get("/verificador", verifier_page, name="verifier_page")
+    app.router.add_get(f"/downloads/{bundle.NAME}", verifier_download, name="verifier_download")
     app.router.add_get("/me/hands", my_hands, name="my_hands")
     app.router.add_get("/account", account_page, name="account_page")
     app.router.add_post("/account/password", password_form, name="password_form")

@@ -119,6 +119,12 @@ async def test_a_rotation_hands_the_chain_over_to_the_new_key(
     assert handover["kind"] == "key_handover" and handover["public_key"] == OLD_KEY.hex()
     assert handover["new_public_key"] == new_key.hex()
     assert verify_signature(handover, OLD_KEY)
+    # the offline page says it in words, with the key to pin
+    async with after.client.session.get(after.base / "verificador") as resp:
+        page = await resp.text()
+    assert f'<code id="house-public-key" class="hex">{new_key.hex()}</code>' in page
+    assert (f"a chave <code>{key_id_for(OLD_KEY)}</code> passou a vez à chave\n"
+            f"      <code>{key_id_for(new_key)}</code>") in page
 
     # the table played before: its records are the old key's, its chain carries the hand-over
     (bia,) = await players(after.base, "bia")
