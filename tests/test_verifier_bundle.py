@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import nacl
+from aiohttp.test_utils import TestClient
 
-from tests.conftest import AppFactory
+from tests.conftest import AppFactory, signup
 from verifier import bundle
 from verifier.vectors_run import load_vectors
 
@@ -106,3 +107,11 @@ async def test_a_hand_page_has_one_address(
     resp = await client.get("/h/0123456789abcdef/02", allow_redirects=False)
     assert resp.status == 301 and resp.headers["Location"] == "/h/0123456789abcdef/2"
     assert (await client.get("/h/0123456789abcdef/2", allow_redirects=False)).status == 200
+
+
+async def test_the_lobby_says_before_a_table_is_made_that_its_hands_are_public(
+        client: TestClient) -> None:  # type: ignore[type-arg]
+    # a private table's hands, covered cards too, are public records: nobody is told otherwise
+    await signup(client, "ana")
+    page = await (await client.get("/")).text()
+    assert 'id="records-public"' in page and "registro público, com todas as" in page
