@@ -39,6 +39,9 @@ const ENTROPY_RETRIES = 5;
 const ENTROPY_RETRY_MS = { unavailable: 400, rate_limited: 1000, shutting_down: 1000 };
 // a move chosen on a hand that ended before it arrived: refused, changing nothing
 const STALE_MOVE = "A mão mudou antes da sua jogada chegar: nada foi feito, escolha de novo.";
+// the engine events of a seat's own decision: one not marked `automatic` is the player acting
+// themselves, which ends their streak of automatic actions (RULES.md, Clocks)
+const OWN_MOVES = new Set(["card_played", "vote_cast", "raise_requested", "envido_called", "folded"]);
 
 const state = {
   socket: null,
@@ -83,7 +86,15 @@ const state = {
   focusGame: true,
   clockMarks: null, // {deadline, first, said}: the thresholds of my clock already announced
   backSent: null, // id of my `back` message waiting for its answer
+  revealed: null, // the request of mine last brought into sight (revealRequest)
+  // the partner signals of the hand in play this page already showed (live, or from a snapshot's
+  // `partner_signals`): a snapshot adds only the others to the log
+  signalsSeen: new Set(),
+  seatsSeen: null, // seat -> the person seen there (null: free or a bot): whose arrival or leaving to log
+  rematchUndone: null, // {match, text}: a rematch asked for that a player's leaving called off
 };
+// the account this page belongs to (the header's name): my own seat changes are not news to me
+const myName = document.getElementById("me")?.dataset.userName ?? null;
 // the house's published keys (/api/key), fetched once: anchors and records must be signed by the
 // current one or by an older one that handed over to it (fairness.js keyLineage)
 const houseKeys = fetchHouseKeys();
@@ -192,8 +203,9 @@ function handle(message) {
       // has nothing newer than what this page processed; else a replay or a snapshot follows
       const upToDate = state.epoch !== null && message.epoch === state.epoch && state.lastSeq > 0
         && message.seq === state.lastSeq;
-      state.table = message.table;
       state.seat = message.seat;
+      seatsChanged(state.table, message.table);
+      state.table = message.table;
       state.signals = message.signals ?? [];
       state.epoch = message.epoch;
       state.offsetMs = message.server_time_ms - Date.now();
@@ -204,6 +216,7 @@ function handle(message) {
     }
     case "snapshot":
       state.lastSeq = message.seq;
+      seatsChanged(state.table, message.table);
       state.table = message.table;
       state.handInfo = message.hand;
       state.view = message.view;
@@ -213,6 +226,8 @@ function handle(message) {
       state.automatic = message.automatic ?? [];
       state.offsetMs = message.server_time_ms - Date.now();
       state.inFlight = null;
+      // the signals my partner sent me in this hand: also those sent while I was away
+      partnerSignals(message.partner_signals ?? []);
       // opened after the hand's `commitment` event: its check (a new chain's signed anchor
       // is in the snapshot's hand) is made now, before any entropy of mine is sent
       if (state.handInfo && state.chainCheck?.hand !== state.handInfo.hand) checkCommitment(state.handInfo);
@@ -228,6 +243,7 @@ function handle(message) {
       else maybeSendEntropy();
       break;
     case "table":
+      seatsChanged(state.table, message.table);
       // a broadcast: the same for everyone, so its `you` is not mine (the welcome said my seat)
       state.table = { ...message.table, you: state.seat, invite: message.table.invite ?? state.table?.invite ?? null };
       break;
@@ -263,7 +279,14 @@ function handle(message) {
       state.viewHand = message.hand;
       state.pending = message.pending ?? [];
       state.absent = new Set(message.absent ?? []);
-      for (const event of message.events) describeEvent(event, message.view, message.hand, before);
+      for (const event of message.events) {
+        // a seat that acted itself ends its streak of automatic actions (the server's too: it
+        // says so with an `absent` event only when the seat was absent, not after a `back`)
+        if (OWN_MOVES.has(event.type) && Number.isInteger(event.seat) && !event.automatic) {
+          state.automatic[event.seat] = 0;
+        }
+        describeEvent(event, message.view, message.hand, before);
+      }
       break;
     }
     case "absent": {
@@ -275,7 +298,11 @@ function handle(message) {
       if (message.pending) state.pending = message.pending;
       if (message.absent && !already) log(`${seatName(message.seat)} está ausente: as decisões são automáticas até voltar a jogar.`);
       if (!message.absent && already && message.seat === state.seat && message.pending) {
-        log("Você voltou: suas decisões têm de novo o tempo inteiro do relógio.");
+        // the streak is not reset by saying so (RULES.md, Clocks): only by acting
+        const streak = message.automatic ?? 0;
+        const limit = state.table?.abandon_limit;
+        log(`Você voltou: suas decisões têm de novo o tempo inteiro do relógio.${streak > 0 && limit
+          ? ` A contagem de ações automáticas seguidas (${streak} de ${limit}) só zera quando você jogar.` : ""}`);
       }
       break;
     }
@@ -305,11 +332,16 @@ function handle(message) {
         const label = state.signalsSent.get(message.id);
         state.signalsSent.delete(message.id);
         const note = $("signal-sent");
-        note.textContent = `Sinal enviado ao parceiro: “${label}”.`;
+        // the server keeps a signal for a disconnected partner until they come back in this hand
+        const partner = seated() ? state.table?.players?.[(state.seat + 2) % 4] : null;
+        const away = Boolean(partner) && partner.name !== null && !partner.bot && partner.connected === false;
+        note.textContent = away
+          ? `Sinal guardado: “${label}”. O parceiro está desconectado e o verá se voltar ainda nesta mão.`
+          : `Sinal enviado ao parceiro: “${label}”.`;
         clearTimeout(note.timer);
-        note.timer = setTimeout(() => { note.textContent = ""; }, 8000);
+        note.timer = setTimeout(() => { note.textContent = ""; }, away ? 15000 : 8000);
         const hand = state.viewHand ?? state.handInfo?.hand ?? null;
-        log(`Você sinalizou ao parceiro: “${label}”${hand === null ? "" : ` (mão ${hand})`}.`);
+        log(`Você sinalizou ao parceiro: “${label}”${hand === null ? "" : ` (mão ${hand})`}${away ? "; o parceiro está desconectado e o verá se voltar ainda nesta mão" : ""}.`);
       }
       break;
     case "error":
@@ -320,20 +352,92 @@ function handle(message) {
       else if (message.error === "stale") showError(STALE_MOVE);
       else showError(apiMessage(message.error, message.message));
       break;
-    case "signal": {
-      const node = $("signal-received");
-      node.textContent = `Parceiro: “${message.label}”`;
-      // it belongs to the hand in play: a new hand (or match) clears it
-      const hand = state.viewHand ?? state.handInfo?.hand ?? null;
-      node.dataset.hand = hand === null ? "" : String(hand);
-      log(`${seatName(message.from)} sinalizou: “${message.label}”${hand === null ? "" : ` (mão ${hand})`}.`);
+    case "signal":
+      receiveSignal(message);
       break;
-    }
     default:
       break;
   }
   if (numbered && state.catchingUp && state.catchUpTo !== null && state.lastSeq >= state.catchUpTo) caughtUp();
   render();
+}
+
+/** A partner signal's identity: the same signal live and in a snapshot's `partner_signals`. */
+function signalKey(signal) {
+  return `${signal.from}:${signal.code}:${signal.at_ms}`;
+}
+
+/** My partner's signal: on screen (the latest one) and in the log, each signal once. */
+function receiveSignal(signal) {
+  const key = signalKey(signal);
+  const node = $("signal-received");
+  // it belongs to the hand in play: a new hand (or match) clears it
+  const hand = state.viewHand ?? state.handInfo?.hand ?? null;
+  // an assertive live region: written only for a signal it does not show yet
+  if (node.dataset.key !== key) {
+    node.textContent = `Parceiro: “${signal.label}”`;
+    node.dataset.key = key;
+  }
+  node.dataset.hand = hand === null ? "" : String(hand);
+  if (state.signalsSeen.has(key)) return;
+  state.signalsSeen.add(key);
+  log(`${seatName(signal.from)} sinalizou: “${signal.label}”${hand === null ? "" : ` (mão ${hand})`}.`);
+}
+
+/** A snapshot's `partner_signals` (oldest first): what my partner signalled in the hand in play,
+ * also while I was away or before a reload. The latest is shown; the log gets those it lacks. */
+function partnerSignals(signals) {
+  const node = $("signal-received");
+  const hand = state.viewHand ?? state.handInfo?.hand ?? null;
+  // one still on screen from an earlier hand (its next deal was not seen) is not this hand's
+  if (node.dataset.hand && hand !== null && node.dataset.hand !== String(hand)) clearSignalReceived();
+  for (const signal of signals) receiveSignal(signal);
+}
+
+/**
+ * Who sits where changed since this page last looked (a `table` event, a snapshot, a lobby
+ * answer): a person leaving, sitting down or changing seats is logged (`caio2 saiu da mesa.`),
+ * and so is a rematch their leaving called off, which the end box says too. Bots come and go
+ * with the matches: not news. My own changes neither.
+ */
+function seatsChanged(previous, table) {
+  const now = (table?.players ?? []).map((p) => (p.name !== null && !p.bot ? p.name : null));
+  const seen = state.seatsSeen;
+  state.seatsSeen = now;
+  if (seen === null || seen.length !== now.length) return;
+  const where = (names) => new Map(names.flatMap((name, seat) => (name === null ? [] : [[name, seat]])));
+  const before = where(seen);
+  const after = where(now);
+  const left = [];
+  for (const [name, seat] of before) {
+    if (name === myName) continue;
+    if (!after.has(name)) left.push(name);
+    else if (after.get(name) !== seat) log(`${name} mudou para o lugar ${after.get(name) + 1}.`);
+  }
+  for (const [name, seat] of after) {
+    if (name !== myName && !before.has(name)) log(`${name} sentou no lugar ${seat + 1}.`);
+  }
+  for (const name of left) log(`${name} saiu da mesa.`);
+  // a disconnected person at a private or training table cancels the match unless back in time
+  for (const player of table.players ?? []) {
+    const was = previous?.players?.[player.seat];
+    if (player.name === null || player.name === myName || was?.name !== player.name) continue;
+    const due = player.cancel_at_ms;
+    const wasDue = was.cancel_at_ms;
+    if (Number.isInteger(due) && !Number.isInteger(wasDue)) {
+      log(`${player.name} se desconectou: se não voltar em ${secondsLeft(due)} s, a partida é cancelada.`);
+    } else if (!Number.isInteger(due) && Number.isInteger(wasDue) && player.connected && table.status === "playing") {
+      log(`${player.name} voltou à mesa.`);
+    }
+  }
+  // players had asked for a rematch and one left the finished table: it reopens for seating
+  const asked = (previous?.rematch ?? []).some((seat) => previous.players?.[seat] && !previous.players[seat].bot);
+  if (left.length && asked && previous.status === "finished" && table.status !== "finished" && table.status !== "playing") {
+    const who = left.length === 1 ? `${left[0]} saiu` : `${left.join(" e ")} saíram`;
+    const text = `A revanche foi desfeita: ${who} da mesa.`;
+    state.rematchUndone = { match: table.match, text };
+    log(text);
+  }
 }
 
 /** The catch-up after a (re)connection is complete: now see whether this hand needs my entropy. */
@@ -586,8 +690,9 @@ async function lobby(path, body) {
   try {
     const { table } = await api("POST", `/api/tables/${tableId}/${path}`, body);
     const seatChanged = table.you !== state.seat;
-    state.table = table;
     state.seat = table.you;
+    seatsChanged(state.table, table);
+    state.table = table;
     render();
     // the socket serves the view of the seat it was opened for: sitting down (or moving) needs
     // a fresh one, which starts from a snapshot for the new seat
@@ -1045,10 +1150,16 @@ function render() {
   setText(notice, notice.hidden ? "" : "Seu tempo acabou: você está ausente e suas decisões são automáticas, 2 s cada uma. "
     + "Aperte “Estou de volta” para ter de novo o tempo inteiro do relógio em cada decisão. "
     + (done >= limit - 1
-      ? `O relógio já agiu por você ${done} vezes seguidas: no próximo tempo esgotado, ${loses} a partida por abandono.`
+      ? `O relógio já agiu por você ${timesInARow(done)}: no próximo tempo esgotado, ${loses} a partida por abandono.`
       : done > 0
-        ? `O relógio já agiu por você ${done} ${done === 1 ? "vez" : "vezes"} seguidas; se o tempo se esgotar mais ${limit - done} vezes seguidas, ${loses} a partida por abandono.`
-        : `Se o relógio agir por você ${limit} vezes seguidas, ${loses} a partida por abandono.`));
+        ? `O relógio já agiu por você ${timesInARow(done)}; se o tempo se esgotar mais ${timesInARow(limit - done)}, ${loses} a partida por abandono.`
+        : `Se o relógio agir por você ${timesInARow(limit)}, ${loses} a partida por abandono.`));
+  // back (no longer absent), the streak still stands until I act myself: its count stays said
+  const streak = $("streak-notice");
+  streak.hidden = over || !me || !notice.hidden || done <= 0 || !limit;
+  const more = limit - done === 1 ? "mais 1 tempo esgotado" : `mais ${limit - done} tempos esgotados`;
+  setText(streak, streak.hidden ? "" : `O relógio agiu por você ${timesInARow(done)}: ${more} e ${loses} a partida por abandono. `
+    + "Jogue você mesmo para zerar a contagem.");
   renderFirstDeal(table);
   const rematch = $("rematch");
   rematch.hidden = competitive || table.status !== "finished" || state.seat === null
@@ -1060,13 +1171,21 @@ function render() {
   const people = (table.players ?? []).filter((p) => p.name !== null && !p.bot);
   const askers = people.filter((p) => (table.rematch ?? []).includes(p.seat));
   const rematchStatus = $("rematch-status");
-  rematchStatus.hidden = competitive || table.status !== "finished" || askers.length === 0;
-  setText(rematchStatus, rematchStatus.hidden ? ""
-    : `${askers.length} de ${people.length} ${askers.length === 1 ? "pediu" : "pediram"} revanche: ${askers.map((p) => seatName(p.seat)).join(", ")}.`);
+  // a rematch called off by a player leaving the finished table (it reopened for seating)
+  const undone = state.rematchUndone?.match === table.match && table.status !== "finished" && table.status !== "playing"
+    ? state.rematchUndone.text : null;
+  rematchStatus.hidden = competitive || (undone === null && (table.status !== "finished" || askers.length === 0));
+  setText(rematchStatus, rematchStatus.hidden ? "" : undone
+    ?? `${askers.length} de ${people.length} ${askers.length === 1 ? "pediu" : "pediram"} revanche: ${askers.map((p) => seatName(p.seat)).join(", ")}.`);
   // after the match, a seated player may also just leave (back to the lobby)
   const leave = $("leave-finished");
   leave.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
   leave.disabled = lobbyPending.has("leave");
+}
+
+/** "1 vez seguida", "8 vezes seguidas". */
+function timesInARow(count) {
+  return count === 1 ? "1 vez seguida" : `${count} vezes seguidas`;
 }
 
 /** Set a node's text only when it differs: a live region announces every write. */
@@ -1110,11 +1229,14 @@ function clearSignalReceived() {
   const node = $("signal-received");
   node.textContent = "";
   node.dataset.hand = "";
+  node.dataset.key = "";
+  state.signalsSeen = new Set();
 }
 
 /** A new match began at this table (a rematch): the previous one's last summary is not this match's. */
 function newMatch() {
   state.summaryHand = null;
+  state.rematchUndone = null;
   $("summary").hidden = true;
   $("summary").dataset.hand = "";
   $("summary-body").replaceChildren();
@@ -1162,8 +1284,14 @@ function renderSeating(table) {
     const team = table.seats === 4 ? ` (dupla ${p.seat % 2 === 0 ? "A" : "B"})` : "";
     return el("li", {}, `Lugar ${p.seat + 1}${team}: ${label}${p.name !== null && !p.bot && !p.connected ? " — desconectado" : ""} `, button);
   }));
+  // a private table starts with every seat taken (the server refuses it otherwise); at a
+  // training table the bots take the free seats
+  const missing = table.kind === "training" ? 0 : table.players.filter((p) => p.name === null).length;
   const start = $("start-match");
-  start.hidden = !seated || table.status !== "open";
+  start.hidden = !seated || table.status !== "open" || missing > 0;
+  const waiting = $("start-missing");
+  waiting.hidden = !seated || table.status !== "open" || missing === 0;
+  setText(waiting, waiting.hidden ? "" : `${missing === 1 ? "Falta 1 jogador" : `Faltam ${missing} jogadores`} para começar a partida${table.invite ? ": compartilhe o convite." : "."}`);
   start.disabled = lobbyPending.has("start");
   start.textContent = table.kind === "training" ? "Começar contra os robôs" : "Começar a partida";
   const inviteBox = $("invite-box");
@@ -1210,6 +1338,34 @@ function renderBoard() {
   renderHands(view);
   renderActions(view);
   renderSignals();
+  revealRequest(view);
+}
+
+/**
+ * A request my seat must answer, arriving off screen (on a phone the board is taller than the
+ * screen, and the player may be reading the log): the request is brought into sight, once, with
+ * its buttons (on a narrow screen the actions bar sticks to the bottom of the screen, below
+ * it). The focus stays where it is; nothing moves while the player types in a field.
+ */
+function revealRequest(view) {
+  const request = view.hand?.request;
+  const mine = pendingFor(state.seat).some((p) => p.kind === "answer");
+  const key = request && mine && !view.hand.result && !matchEnded()
+    ? JSON.stringify([state.viewHand, request.kind, request.seat, request.value ?? null, request.chain ?? null])
+    : null;
+  if (key === state.revealed) return;
+  state.revealed = key;
+  if (key === null) return;
+  const active = document.activeElement;
+  if (active && (active.tagName === "INPUT" || active.tagName === "TEXTAREA" || active.tagName === "SELECT")) return;
+  const box = $("request").getBoundingClientRect();
+  const actions = $("actions");
+  const bar = actions.childElementCount ? actions.getBoundingClientRect() : null;
+  // the bar follows the request in the page; stuck to the screen's bottom, it may cover it
+  const bottom = bar ? Math.min(window.innerHeight, bar.top) : window.innerHeight;
+  // (on a wide screen the bar is not stuck: it must be in sight too)
+  if (box.top >= 0 && box.bottom <= bottom && (!bar || bar.bottom <= window.innerHeight)) return;
+  $("request").scrollIntoView({ block: "center" });
 }
 
 /**
@@ -1269,17 +1425,26 @@ function renderPlayers(view) {
     if (hand && hand.dealer === seat) notes.push("dá as cartas");
     if (hand && hand.mano === seat) notes.push("mão");
     if (player && !player.in_hand) notes.push("foi al mazo");
+    const count = state.automatic[seat] ?? 0;
+    const limit = state.table?.abandon_limit;
     if (state.absent.has(seat)) {
-      const count = state.automatic[seat] ?? 0;
-      const limit = state.table?.abandon_limit;
       notes.push(count && limit ? `ausente (${count} de ${limit} ações automáticas)` : "ausente");
+    } else if (count > 0 && limit) {
+      // back, but the streak stands until the player acts themselves
+      notes.push(`${count} de ${limit} ações automáticas seguidas`);
     }
-    if (table && !table.bot && table.name !== null && !table.connected) notes.push("desconectado");
+    if (table && !table.bot && table.name !== null && !table.connected) {
+      // a private or training match is cancelled when the seat stays empty (TableJson `cancel_at_ms`)
+      const due = table.cancel_at_ms;
+      notes.push(Number.isInteger(due) && !matchEnded()
+        ? ["desconectado — a partida é cancelada em ", el("span", { class: "clock cancel-clock", dataset: { deadline: due } }, `${secondsLeft(due)} s`), " se não voltar"]
+        : "desconectado");
+    }
     const clock = pend.length ? el("span", { class: "clock", dataset: { deadline: pend[0].deadline_ms } }, `${secondsLeft(pend[0].deadline_ms)} s`) : null;
     return el("li", { class: `player${pend.length ? " acting" : ""}${seat === state.seat ? " me" : ""}`, dataset: { seat } },
       el("strong", {}, seatName(seat)),
       player ? ` · ${cardsText(player)}` : "",
-      notes.length ? el("span", { class: "muted" }, ` · ${notes.join(", ")}`) : "",
+      notes.length ? el("span", { class: "muted" }, " · ", notes.flatMap((note, i) => (i ? [", ", note] : [note])).flat()) : "",
       clock ? " · " : "", clock);
   }));
 }
