@@ -293,8 +293,7 @@ async def test_operator_listing_access(live: Live) -> None:
         for query, code in [("since=yesterday", "bad_filter"), ("variant=x", "bad_filter"),
                             ("kind=casino", "bad_filter"),
                             ("since=0001-01-01T00:00:00%2B14:00", "bad_filter"),
-                            ("until=9999-12-31T23:59:59-14:00", "bad_filter"),
-                            ("until=9999-12-31", "bad_filter")]:
+                            ("until=9999-12-31T23:59:59-14:00", "bad_filter")]:
             status, body = await olga.get(f"/api/operator/abandonments?{query}")
             assert (status, body["error"]) == (400, code)
         status, body = await olga.get(

@@ -604,10 +604,11 @@ async def test_operator_filters_the_review_queue(house: House) -> None:
     assert await ids("?since=" + quote(house.now().isoformat())) == [2]
     assert await ids("?until=2020-01-01") == []
     for bad in ("?status=lost", "?since=yesterday", "?kind=private", "?before=x",
-                "?until=9999-12-31", "?since=0001-01-01T00:00:00%2B14:00"):
+                "?until=9999-12-31T23:59:59-14:00", "?since=0001-01-01T00:00:00%2B14:00"):
         resp = await op.get("/api/ranked/operator/abandonments" + bad)
         assert resp.status == 400, bad
-    for bad in ("?until=9999-12-31", "?list=free&since=0001-01-01T00:00:00%2B14:00"):
+    for bad in ("?until=9999-12-31T23:59:59-14:00",
+                "?list=free&since=0001-01-01T00:00:00%2B14:00"):
         assert (await op.get("/operator/abandonments" + bad)).status == 400, bad
     page = await op.get("/operator/abandonments?player=caio")
     text = await page.text()
