@@ -33,9 +33,10 @@ pytestmark = pytest.mark.timeout(180)
 
 TABLE = "0123456789abcdef"
 TEST_KEY = load_vectors("hand.json")["public_key"]
-RECORDS = sample_table(
+SAMPLE = sample_table(
     table_id=TABLE, config=MatchConfig(Variant.PAULISTA, 2, TeamMode.VOTE), hands=5, seed=11
-).records
+)
+RECORDS = SAMPLE.records
 
 
 def json_route(body: Any, status: int = 200) -> Any:
@@ -56,6 +57,9 @@ async def test_the_hand_page_refuses_another_hands_record(
 ) -> None:
     page = await new_page(browser, live_server)
     await pin_the_test_key(page)
+    # the table's chain, with the seed anchor the house signed before its first hand
+    await page.route(re.compile(rf"/tables/{TABLE}/chain$"),
+                     json_route([SAMPLE.anchor_statement, *RECORDS]))  # fmt: skip
     # hand 3 asked for, hand 5's genuine record answered
     await page.route(re.compile(rf"/hands/{TABLE}-3$"), json_route(RECORDS[4]))
     await page.route(re.compile(rf"/hands/{TABLE}-5$"), json_route(RECORDS[4]))
@@ -81,6 +85,7 @@ async def test_the_hand_page_refuses_another_hands_record(
     await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(RECORDS[1]))
     await page.get_by_role("button", name="Verificar").click()
     await expect(verdict).to_have_attribute("data-state", "ok")
+    await expect(verdict).to_contain_text("Verificado: a semente é da cadeia que a casa assinou")
     await expect(source).to_have_count(0)
 
 

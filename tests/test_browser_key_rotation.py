@@ -43,9 +43,10 @@ TABLE = "0123456789abcdef"
 OLD = sample_signing_key()
 MID = signing_key_from_seed(hashlib.sha256(b"key rotation test: middle key").digest())
 NEW = signing_key_from_seed(hashlib.sha256(b"key rotation test: current key").digest())
-RECORDS = sample_table(
+SAMPLE = sample_table(
     table_id=TABLE, config=MatchConfig(Variant.PAULISTA, 2, TeamMode.VOTE), hands=3, seed=11
-).records
+)
+RECORDS = SAMPLE.records
 AT = 1_767_225_600  # 2026-01-01
 ABSENT = object()  # an older server's /api/key, without `handovers`
 
@@ -84,8 +85,16 @@ async def house_key(page: Page, current: SigningKey, handovers: Any = ABSENT) ->
     await page.route(re.compile(r"/api/key$"), json_route(body))
 
 
-async def open_hand(page: Page, live: LiveServer, record: dict[str, Any]) -> None:
+async def open_hand(
+    page: Page, live: LiveServer, record: dict[str, Any], anchor_key: SigningKey = OLD
+) -> None:
+    """Route the record and its table's chain, whose seed anchor `anchor_key` signed."""
     hand = record["hand"]
+    anchor = sign_statement(
+        {k: v for k, v in SAMPLE.anchor_statement.items() if k not in SIGNATURE_FIELDS}, anchor_key
+    )
+    await page.unroute(re.compile(rf"/tables/{TABLE}/chain$"))
+    await page.route(re.compile(rf"/tables/{TABLE}/chain$"), json_route([anchor, *RECORDS]))
     await page.unroute(re.compile(rf"/hands/{TABLE}-{hand}$"))
     await page.route(re.compile(rf"/hands/{TABLE}-{hand}$"), json_route(record))
     await page.goto(live.url(f"/h/{TABLE}/{hand}"))
@@ -193,7 +202,8 @@ async def test_without_handovers_only_the_current_key_is_trusted(
     await house_key(page, NEW, handovers)
     verdict = page.locator("#verdict")
     key = page.locator('#checks [data-check="key"]')
-    await open_hand(page, live_server, resigned(RECORDS[0], NEW))
+    # a house that only ever had the new key: it signed the record and the seed anchor
+    await open_hand(page, live_server, resigned(RECORDS[0], NEW), anchor_key=NEW)
     await expect(verdict).to_have_attribute("data-state", "ok")
     await expect(key).to_contain_text(f"assinado pela chave fixada da casa, {key_id(NEW)}")
     await expect(page.locator("#cli-command")).to_have_text(hand_command(live_server, 1, NEW))

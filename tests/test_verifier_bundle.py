@@ -106,7 +106,11 @@ async def test_a_hand_page_has_one_address(
     client = await aiohttp_client(make_app())
     resp = await client.get("/h/0123456789abcdef/02", allow_redirects=False)
     assert resp.status == 301 and resp.headers["Location"] == "/h/0123456789abcdef/2"
-    assert (await client.get("/h/0123456789abcdef/2", allow_redirects=False)).status == 200
+    page = await client.get("/h/0123456789abcdef/2", allow_redirects=False)
+    assert page.status == 200
+    # its offline command says where the verifier comes from and how to run the downloaded file
+    offline = (await page.text()).split('id="offline-how"', 1)[1].split("</p>", 1)[0]
+    assert 'href="/verificador"' in offline and f"verificador/bin/python {bundle.NAME}" in offline
 
 
 async def test_the_lobby_says_before_a_table_is_made_that_its_hands_are_public(

@@ -205,6 +205,33 @@ export function setContributionState(table, hand, value) {
   }
 }
 
+// The commitment the table showed this browser for a hand before its deal (docs/FAIRNESS.md 3):
+// the hand's record must keep it (fairness.js commitmentSeenCheck), on the table and on the hand
+// page. Kept apart from the played hands' list so that a reload in the middle of the hand still
+// knows it; an in-memory copy stands in when storage is disabled.
+const SEEN_PREFIX = "barajamos:commitment:";
+const seenHere = new Map();
+
+export function rememberSeenCommitment(table, hand, hex) {
+  seenHere.set(`${table}-${hand}`, hex);
+  try {
+    localStorage.setItem(`${SEEN_PREFIX}${table}-${hand}`, hex);
+  } catch {
+    // see rememberContribution
+  }
+}
+
+/** The commitment seen for that hand (hex), or null when this browser never saw it before the deal. */
+export function seenCommitment(table, hand) {
+  let stored = null;
+  try {
+    stored = localStorage.getItem(`${SEEN_PREFIX}${table}-${hand}`);
+  } catch {
+    stored = null;
+  }
+  return stored ?? seenHere.get(`${table}-${hand}`) ?? null;
+}
+
 /**
  * The checks of `result` (fairness.js verifyHandRecord), with one told apart: my contribution is
  * missing from the record because it never reached the table in time (`state` "late": the server

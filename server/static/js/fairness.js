@@ -605,6 +605,147 @@ function keyCheck(record, keyId, pins, refusedKeys) {
     detail: `assinado por uma chave anterior da casa, ${keyId}, passada à atual, ${current}${steps}${unverified}` };
 }
 
+/** Pinned keys as verifyHandRecord takes them (hex strings or keyLineage entries), as entries. */
+function normalisePins(pinnedKeys) {
+  return (pinnedKeys ?? [])
+    .map((k) => (typeof k === "string" ? { public_key: k, key_id: null, path: null, verified: true } : k));
+}
+
+/**
+ * The commitment this browser was shown for a hand before its deal (the live table keeps it)
+ * against the record's: a record that does not keep it has a seed chosen afterwards, whatever
+ * SHA-256(seed) = commitment says (any made-up seed hashes to its own commitment).
+ */
+export function commitmentSeenCheck(record, seen) {
+  return record.commitment === seen
+    ? { name: "seen", status: "pass", detail: "o compromisso do registro é o que a mesa mostrou a este navegador antes da mão" }
+    : { name: "seen", status: "fail",
+      detail: `a mesa mostrou a este navegador o compromisso ${seen.slice(0, 16)}… antes da mão, e o registro traz ${record.commitment.slice(0, 16)}…: a semente não é a que foi comprometida antes da mão` };
+}
+
+const ANCHOR_FIELDS = ["kind", "version", "table", "chain_start", "length", "anchor", "key_id", "public_key", "signature"];
+const MAX_CHAIN_LENGTH = 2 ** 20;
+
+/** What is wrong with a `seed_anchor` statement's form (null when nothing): its signature aside. */
+async function anchorProblem(s) {
+  const keys = Object.keys(s);
+  if (keys.length !== ANCHOR_FIELDS.length || !ANCHOR_FIELDS.every((k) => keys.includes(k))) {
+    return `esperava exatamente os campos ${ANCHOR_FIELDS.join(", ")}`;
+  }
+  if (s.version !== VERSION) return `versão desconhecida (este verificador conhece ${VERSION})`;
+  if (typeof s.table !== "string") return "table: esperava um id de mesa";
+  if (!isInt(s.chain_start, 1, MAX_HAND)) return "chain_start: esperava um inteiro de 1 a 2^32-1";
+  if (!isInt(s.length, 1, MAX_CHAIN_LENGTH)) return "length: esperava um inteiro de 1 a 2^20";
+  try {
+    hexOf(s.anchor, "anchor", 32);
+    const key = hexOf(s.public_key, "public_key", 32);
+    hexOf(s.key_id, "key_id", 8);
+    hexOf(s.signature, "signature", 64);
+    if (await keyIdFor(key) !== s.key_id) return `key_id ${s.key_id} não é o id de public_key (${await keyIdFor(key)})`;
+  } catch (err) {
+    if (err instanceof UnreadableError) return err.message;
+    throw err;
+  }
+  return null;
+}
+
+/**
+ * The `seed-chain` check of one record against the signed seed anchors of its table (FAIRNESS.md
+ * 3, 8 and 9, check 11, as `barajamos-verify chain` does for a record without the hand before
+ * it): the record's seed, hashed `hand - chain_start + 1` times with SHA-256, must give the anchor
+ * `s_0` of its chain (`chain_start` the record's), which the house signed before that chain's
+ * first hand took any entropy. So the seed was fixed before the players spoke, which
+ * SHA-256(seed) = commitment alone does not show.
+ *
+ * `entries`: the table's chain as the house serves it (`GET /tables/{id}/chain`); only its
+ * `seed_anchor` statements of the record's table are used. `pinnedKeys` as verifyHandRecord's:
+ * an anchor must be signed by one of them (none pinned: a warning). Returns {name: "seed-chain",
+ * status, detail, cause}: `pass`, `fail`, or `warn` (no signed anchor for this chain, no pinned
+ * key, or a chain anchored while the previous one still covered its first hand: a lost seed
+ * chain and a choice look the same from outside); `cause` is "key" on a failure whose only fault
+ * is the anchor's signer (the seed reaches an anchor validly signed by a key that is not pinned).
+ */
+export async function seedChainCheck(record, entries, pinnedKeys) {
+  const pins = normalisePins(pinnedKeys);
+  const start = record.chain_start;
+  const trusted = []; // {statement, checked}: signed by a pinned key (or, none pinned, by its own)
+  const foreign = []; // validly signed, by a key that is not pinned
+  const refused = []; // {chain_start, reason}: unreadable, or a signature that does not verify
+  for (const s of Array.isArray(entries) ? entries : []) {
+    if (s === null || typeof s !== "object" || Array.isArray(s) || s.kind !== "seed_anchor" || s.table !== record.table) continue;
+    const problem = await anchorProblem(s);
+    const name = `a âncora da cadeia a partir da mão ${s.chain_start}`;
+    if (problem !== null) {
+      refused.push({ chain_start: s.chain_start, reason: `${name} é ilegível (${problem})` });
+      continue;
+    }
+    const verdict = await verifySignature(s);
+    if (verdict === false) {
+      refused.push({ chain_start: s.chain_start, reason: `${name} tem uma assinatura que não confere` });
+    } else if (pins.length > 0 && !pins.some((p) => p.public_key === s.public_key)) {
+      foreign.push({ statement: s, checked: verdict === true });
+    } else {
+      trusted.push({ statement: s, checked: verdict === true });
+    }
+  }
+  const bad = refused.find((r) => r.chain_start === start);
+  if (bad) return { name: "seed-chain", status: "fail", detail: `${bad.reason}: ela não prova nada sobre a semente desta mão` };
+  const same = trusted.filter((t) => t.statement.chain_start === start);
+  const index = record.hand - start + 1;
+  const times = `${index} ${index === 1 ? "vez" : "vezes"}`;
+  /** Whether the seed hashed `index` times is that anchor (false past its length: no hashing). */
+  const reaches = async (anchor) => {
+    if (index > anchor.length) return false;
+    let value = hexToBytes(record.seed);
+    for (let i = 0; i < index; i += 1) value = await sha256(value);
+    return bytesToHex(value) === anchor.anchor;
+  };
+  if (same.length === 0) {
+    const other = foreign.find((t) => t.statement.chain_start === start)?.statement;
+    if (other) {
+      // signed, but not by a key of the house's: what failed is the key (a rotation whose
+      // hand-over was not published, or a chain that is not the house's), said so apart
+      return await reaches(other)
+        ? { name: "seed-chain", status: "fail", cause: "key",
+          detail: `a semente chega à âncora da cadeia a partir da mão ${start}, mas essa âncora foi assinada por ${other.key_id}, uma chave que a casa não publica` }
+        : { name: "seed-chain", status: "fail",
+          detail: `a semente não chega à âncora da cadeia a partir da mão ${start}, que além disso foi assinada por ${other.key_id}, uma chave que a casa não publica` };
+    }
+    return { name: "seed-chain", status: "warn",
+      detail: `a casa não publica a âncora assinada da cadeia de sementes desta mão (a partir da mão ${start}): não dá para saber se a semente foi fixada antes da mão` };
+  }
+  const [anchor] = same;
+  if (same.some((t) => t.statement.anchor !== anchor.statement.anchor || t.statement.length !== anchor.statement.length)) {
+    return { name: "seed-chain", status: "fail",
+      detail: `a casa assinou âncoras diferentes para a mesma cadeia de sementes (a partir da mão ${start})` };
+  }
+  if (index > anchor.statement.length) {
+    // checked before any hashing
+    return { name: "seed-chain", status: "fail",
+      detail: `a mão ${record.hand} seria a semente ${index} da cadeia a partir da mão ${start}, que tem só ${anchor.statement.length}` };
+  }
+  if (!await reaches(anchor.statement)) {
+    return { name: "seed-chain", status: "fail",
+      detail: `a semente, com SHA-256 aplicado ${times}, não chega à âncora que a casa assinou antes da mão ${start}: esta semente não é da cadeia fixada antes das mãos, e pode ter sido escolhida depois` };
+  }
+  const passed = `a semente, com SHA-256 aplicado ${times}, chega à âncora assinada da cadeia de sementes a partir da mão ${start}: a semente foi fixada antes da mão`;
+  if (pins.length === 0) {
+    return { name: "seed-chain", status: "warn",
+      detail: `${passed}; mas sem a chave da casa não se sabe quem assinou a âncora (${anchor.statement.key_id})` };
+  }
+  // FAIRNESS.md 3.5: a new chain while the previous one still covered its first hand
+  const earlier = trusted.map((t) => t.statement).filter((a) => a.chain_start < start);
+  const begin = Math.max(...earlier.map((a) => a.chain_start));
+  const covering = earlier.find((a) => a.chain_start === begin && begin + a.length - 1 >= start);
+  if (covering) {
+    return { name: "seed-chain", status: "warn",
+      detail: `${passed}; mas essa cadeia foi ancorada na mão ${start} enquanto a anterior (da mão ${begin}, ${covering.length} sementes) ainda cobria essa mão: de fora, uma cadeia perdida pela casa e uma escolha parecem iguais` };
+  }
+  const unchecked = anchor.checked ? ""
+    : " (este navegador não tem Ed25519 no WebCrypto: a assinatura da âncora não foi conferida aqui; confira na linha de comando)";
+  return { name: "seed-chain", status: "pass", detail: passed + unchecked };
+}
+
 /**
  * Checks 1-7 and 9 of FAIRNESS.md 9 on one record; `replay` is the engine's job (the CLI).
  *
@@ -614,12 +755,13 @@ function keyCheck(record, keyId, pins, refusedKeys) {
  * the same as a list of one), `refusedKeys` (keyLineage's `refused`: named when a record is
  * signed by one of them), `mine` (my contribution, hex), `expected` ({table, hand}: the hand
  * that was asked for, e.g. by the URL `/hands/{table}-{hand}`; the record must be that hand, the
- * `source` check, as the CLI's).
+ * `source` check, as the CLI's), `seenCommitment` (hex: the commitment this browser was shown
+ * for that hand before its deal; the record must carry it, the `seen` check).
  * Returns {readable, error, checks: [{name, status: pass|fail|warn|skip, detail}], record, deck,
  * deal}; `readable` is false (and `error` says why) when the input is not a record at all.
  */
 export async function verifyHandRecord(input, {
-  pinnedKey = null, pinnedKeys = null, refusedKeys = [], mine = null, expected = null,
+  pinnedKey = null, pinnedKeys = null, refusedKeys = [], mine = null, expected = null, seenCommitment = null,
 } = {}) {
   let record;
   try {
@@ -644,8 +786,7 @@ export async function verifyHandRecord(input, {
   }
 
   // 2. key
-  const pins = (pinnedKeys ?? (pinnedKey === null ? [] : [pinnedKey]))
-    .map((k) => (typeof k === "string" ? { public_key: k, key_id: null, path: null, verified: true } : k));
+  const pins = normalisePins(pinnedKeys ?? (pinnedKey === null ? [] : [pinnedKey]));
   const publicKey = hexToBytes(record.public_key);
   const keyId = await keyIdFor(publicKey);
   if (keyId !== record.key_id) {
@@ -672,11 +813,15 @@ export async function verifyHandRecord(input, {
   add("commitment", committed === record.commitment, "SHA-256(semente) é igual ao compromisso",
     `SHA-256(semente) dá ${committed}, o compromisso diz ${record.commitment}`);
 
+  // the commitment this browser was shown before the hand (the live table keeps it): the record
+  // must keep it, else the seed was chosen after the players' entropy
+  if (seenCommitment !== null) checks.push(commitmentSeenCheck(record, seenCommitment));
+
   // 5. deck
   const contributions = contributionBytes(record);
   const trace = await shuffleTrace(seed, record.table, record.hand, contributions);
   const deckDiff = trace.deck.findIndex((card, i) => card !== record.deck[i]);
-  add("deck", deckDiff === -1, `o baralho refeito da semente e das contribuições confere (${trace.bytesRead} bytes lidos do fluxo, ${trace.rejected.length} rejeitados)`,
+  add("deck", deckDiff === -1, `o baralho refeito da semente e das contribuições confere (${trace.bytesRead} bytes lidos do fluxo, ${trace.rejected.length} ${trace.rejected.length === 1 ? "rejeitado" : "rejeitados"})`,
     `o baralho refeito difere na posição ${deckDiff + 1}: ${trace.deck[deckDiff]} refeito, ${record.deck[deckDiff]} no registro`);
 
   // 6. dealer

@@ -2,27 +2,59 @@
 
 import {
   cardFace, contributionState, el, explainLateContribution, fetchHouseKeys, houseKeyOptions, myContribution, playedHands,
-  VARIANT_NAME,
+  seenCommitment, VARIANT_NAME,
 } from "./common.js";
-import { verifyHandRecord } from "./fairness.js";
+import { commitmentSeenCheck, seedChainCheck, verifyHandRecord } from "./fairness.js";
 
 const root = document.getElementById("hand-root");
 const tableId = root.dataset.tableId;
 const handNumber = root.dataset.hand;
 const $ = (id) => document.getElementById(id);
+// the house's table ids (docs/PROTOCOL.md): only such a table's chain is asked of this server
+const HOUSE_TABLE = /^[0-9a-f]{16}$/;
 
 const CHECK_NAMES = {
   structure: "estrutura", source: "mão pedida", key: "chave", signature: "assinatura", commitment: "compromisso",
+  seen: "compromisso visto na mesa", "seed-chain": "cadeia de sementes",
   deck: "baralho", dealer: "quem dá", deal: "distribuição", replay: "jogadas", mine: "minha entropia",
 };
-const STATUS_WORDS = { pass: "ok", fail: "FALHOU", warn: "aviso", skip: "na linha de comando" };
+const STATUS_WORDS = { pass: "ok", fail: "FALHOU", warn: "aviso", skip: "não conferido aqui (confira na linha de comando)" };
+// what a failed check means, in the headline (the list below gives the exact reason)
+const FAILURE_MEANING = {
+  signature: "A assinatura não confere: o registro foi alterado depois de assinado.",
+  commitment: "A semente revelada não confere com o compromisso.",
+  seen: "O compromisso do registro não é o que a mesa mostrou a este navegador antes da mão: a semente foi trocada depois.",
+  "seed-chain": "A semente não confere com a cadeia de sementes que a casa assinou antes da mão: ela pode ter sido escolhida depois da entropia dos jogadores.",
+  deck: "O baralho não sai da semente e das contribuições.",
+  dealer: "Quem dá não é o que a semente sorteia.",
+  deal: "A distribuição não é a do baralho.",
+  mine: "A minha contribuição não está no registro.",
+};
 let houseKeys = null; // the house's current key and the older ones handed over to it (/api/key)
 let downloadUrl = null;
+const chains = new Map(); // table id -> promise of its chain's entries (null: not fetched)
 
 function setVerdict(stateName, text) {
   const node = $("verdict");
   node.dataset.state = stateName;
   node.textContent = text;
+}
+
+/** The table's chain as the house serves it (its signed seed anchors are what is used), once. */
+function tableChain(id) {
+  if (!chains.has(id)) {
+    chains.set(id, (async () => {
+      try {
+        const response = await fetch(`/tables/${id}/chain`, { headers: { Accept: "application/json" } });
+        if (!response.ok) return null;
+        const entries = await response.json();
+        return Array.isArray(entries) ? entries : null;
+      } catch {
+        return null;
+      }
+    })());
+  }
+  return chains.get(id);
 }
 
 function renderChecks(checks) {
@@ -31,10 +63,51 @@ function renderChecks(checks) {
     " — ", c.detail)));
 }
 
-function renderDetails(result, text, mine, recordUrl) {
+/** A word for a POSIX shell: as is when it is plain, else in single quotes. */
+function shellWord(text) {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/** `--mine-text=<phrase>` when my contribution is a typed phrase (readable UTF-8), else `--mine <hex>`. */
+function mineOption(hex) {
+  if (!/^(?:[0-9a-f]{2})+$/.test(hex)) return `--mine ${shellWord(hex)}`;
+  let text = null;
+  try {
+    const bytes = Uint8Array.from(hex.match(/../g), (b) => parseInt(b, 16));
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+    // the phrase must give back exactly these bytes, and be something a person typed
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(text) || new TextEncoder().encode(text).length !== bytes.length) text = null;
+  } catch {
+    text = null;
+  }
+  // `=`: a phrase starting with "-" is still the option's value
+  return text === null ? `--mine ${hex}` : `--mine-text=${shellWord(text)}`;
+}
+
+/** What the page says about the commitment's being fixed before the hand. */
+function renderCommitmentWhen(checks) {
+  const node = $("rec-commitment-when");
+  const seen = checks.find((c) => c.name === "seen");
+  const chain = checks.find((c) => c.name === "seed-chain");
+  const failed = [seen, chain].find((c) => c?.status === "fail");
+  const passed = [seen, chain].filter((c) => c?.status === "pass");
+  if (failed) {
+    node.dataset.state = "fail";
+    node.textContent = `NÃO: ${failed.detail}`;
+  } else if (passed.length) {
+    node.dataset.state = "ok";
+    node.textContent = `conferido: ${passed.map((c) => c.detail).join("; ")}`;
+  } else {
+    node.dataset.state = "unknown";
+    node.textContent = `não conferido: ${chain?.detail ?? "a cadeia de sementes da mesa não foi consultada"}`;
+  }
+}
+
+function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   const r = result.record;
   const v = r.variant;
   $("rec-commitment").textContent = r.commitment;
+  renderCommitmentWhen(checks);
   $("rec-seed").textContent = r.seed;
   $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
@@ -58,18 +131,78 @@ function renderDetails(result, text, mine, recordUrl) {
   const rows = deal.hands.map((cards, seat) => el("p", { class: "deal-row" }, `Lugar ${seat + 1}: `, cards.map((c) => cardFace(c, v))));
   if (deal.vira) rows.push(el("p", { class: "deal-row" }, "Vira: ", cardFace(deal.vira, v)));
   $("rec-deal").replaceChildren(...rows);
-  const source = recordUrl ? `${window.location.origin}${recordUrl}` : `${r.table}-${r.hand}.json`;
+  const source = recordUrl ? `${window.location.origin}${recordUrl}` : shellWord(`${r.table}-${r.hand}.json`);
+  // my contribution too, when this page knows it and it is meant to be in the record (not one
+  // that never reached the table in time): offline, the CLI checks my entropy went into the deal
+  const mineCheck = checks.find((c) => c.name === "mine");
+  const withMine = mine !== null && mineCheck && mineCheck.status !== "warn";
+  const mineOpt = withMine ? ` ${mineOption(mine)}` : "";
   // pin the house's published keys (the current one and every older one handed over to it),
-  // never the record's own (a forged record carries its forger's)
-  $("cli-command").textContent = houseKeys
-    ? `barajamos-verify hand ${source} ${houseKeyOptions(houseKeys)}`
-    : `barajamos-verify hand ${source}   # sem --key: fixe a chave publicada pela casa`;
+  // or the one typed in the form, never the record's own (a forged record carries its forger's)
+  const keys = pinned === houseKeys?.keys ? houseKeyOptions(houseKeys)
+    : (pinned ?? []).map((k) => `--key ${typeof k === "string" ? k : k.public_key}`).join(" ");
+  $("cli-command").textContent = keys
+    ? `barajamos-verify hand ${source} ${keys}${mineOpt}`
+    : `barajamos-verify hand ${source}${mineOpt}   # sem --key: fixe a chave publicada pela casa`;
+  const note = $("cli-mine-note");
+  note.hidden = !withMine;
+  note.textContent = withMine
+    ? `O comando inclui a sua contribuição (${mineOpt.trim().startsWith("--mine-text") ? "a frase que você digitou" : "em hexadecimal"}): ele confere também que a sua entropia entrou no baralho.`
+    : "";
   if (downloadUrl) URL.revokeObjectURL(downloadUrl);
   downloadUrl = URL.createObjectURL(new Blob([text], { type: "application/json" }));
   const link = $("download");
   link.href = downloadUrl;
   link.download = `${r.table}-${r.hand}.json`;
   $("details").hidden = false;
+}
+
+/** Where the seed-chain check goes: right after the commitment's (the CLI's order of thought). */
+function withChecks(checks, added) {
+  const at = checks.findIndex((c) => c.name === "commitment") + 1;
+  return [...checks.slice(0, at), ...added, ...checks.slice(at)];
+}
+
+/** The checks of the seed's being fixed before the hand: the signed seed chain, and what this browser saw. */
+async function beforeTheHandChecks(record, pinned, seen) {
+  const added = [];
+  if (seen) added.push(commitmentSeenCheck(record, seen));
+  if (!HOUSE_TABLE.test(record.table)) {
+    added.push({ name: "seed-chain", status: "skip",
+      detail: "o registro não é de uma mesa desta casa: a sua cadeia de sementes é conferida com a cadeia da mesa, pela linha de comando (barajamos-verify chain)" });
+    return added;
+  }
+  const entries = await tableChain(record.table);
+  if (entries === null) {
+    added.push({ name: "seed-chain", status: "skip",
+      detail: `a cadeia da mesa (/tables/${record.table}/chain), com a âncora assinada das sementes, não pôde ser obtida` });
+  } else {
+    added.push(await seedChainCheck(record, entries, pinned ?? []));
+  }
+  return added;
+}
+
+function failureHeadline(failed) {
+  const names = failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ");
+  const meanings = [];
+  // a key the house does not publish (the record's, or its seed anchor's): a key problem, not a
+  // deck or seed one
+  const foreignKey = (c) => (c.name === "key" && !/^key_id /.test(c.detail)) || (c.name === "seed-chain" && c.cause === "key");
+  for (const c of failed) {
+    let meaning = FAILURE_MEANING[c.name] ?? null;
+    if (c.name === "seed-chain" && c.cause === "key") {
+      meaning = "A âncora da cadeia de sementes foi assinada por uma chave que a casa não publica.";
+    } else if (foreignKey(c)) {
+      meaning = "Assinado por uma chave que a casa não publica (a chave da casa mudou sem passagem publicada, ou o registro não é da casa).";
+    } else if (c.name === "key") {
+      meaning = "O id da chave (key_id) do registro não é o da chave pública que ele traz.";
+    }
+    if (meaning && !meanings.includes(meaning)) meanings.push(meaning);
+  }
+  if (failed.every(foreignKey)) {
+    meanings.push("O baralho e a distribuição saem da semente, mas sem a assinatura da casa isso não prova nada: confira a chave que a casa publica fora deste site.");
+  }
+  return `FALHOU: ${names}. ${meanings.join(" ")}`;
 }
 
 async function check(text, { pinned, mine, recordUrl, expected = null, late = null }) {
@@ -81,35 +214,62 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
     setVerdict("fail", `Não foi possível conferir: ${err.message}`);
     return;
   }
-  // my stored contribution that never reached the table in time (table.js noted it) is no failure
-  const checks = late ? explainLateContribution(result, "late", late.seat) : result.checks;
-  renderChecks(checks);
   if (!result.readable) {
+    renderChecks(result.checks);
     $("details").hidden = true;
     setVerdict("unreadable", `Registro ilegível: ${result.error}`);
     return;
   }
-  renderDetails(result, text, mine, recordUrl);
+  const r = result.record;
+  // the commitment this browser was shown before that hand, when it played it
+  const seen = playedHands().find((h) => h.table === r.table && String(h.hand) === String(r.hand))?.commitment
+    ?? seenCommitment(r.table, r.hand);
+  const before = await beforeTheHandChecks(r, pinned, seen);
+  // my stored contribution that never reached the table in time (table.js noted it) is no failure
+  const explained = late ? explainLateContribution(result, "late", late.seat) : result.checks;
+  const checks = withChecks(explained, before);
+  renderChecks(checks);
+  renderDetails(result, text, { mine, recordUrl, pinned }, checks);
   const failed = checks.filter((c) => c.status === "fail");
   const wrongHand = failed.find((c) => c.name === "source");
+  const byName = (name) => checks.find((c) => c.name === name);
   if (wrongHand) {
     // a genuine record, maybe, but of another hand: it says nothing about the one asked for
     setVerdict("fail", `FALHOU: o servidor respondeu com o registro de outra mão (${wrongHand.detail}). Ele não prova nada sobre a mão pedida.`);
-  } else if (failed.length) {
-    setVerdict("fail", `FALHOU: ${failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ")}. Este registro não é o que a casa assinou, ou o baralho não saiu da semente comprometida.`);
-  } else {
-    const unsigned = checks.some((c) => c.name === "signature" && c.status === "skip");
-    // signed by an older key whose hand-over this browser could not check (no Ed25519)
-    const handedOver = pinned?.find((k) => k.public_key === result.record.public_key && k.verified === false);
-    setVerdict("ok", "Verificado: a semente confere com o compromisso, e o baralho e a distribuição saem dela e das contribuições dos jogadores."
-      + (unsigned ? " A assinatura não pôde ser conferida neste navegador: use a linha de comando abaixo." : "")
-      + (handedOver ? " A passagem da chave anterior da casa à atual também não: quem a confere é a verificação da cadeia da mesa pela linha de comando (barajamos-verify chain)." : ""));
+    return;
   }
+  if (failed.length) {
+    setVerdict("fail", failureHeadline(failed));
+    return;
+  }
+  const derived = "o baralho e a distribuição saem da semente e das contribuições dos jogadores";
+  if (byName("key")?.status === "warn") {
+    // nothing pinned: the record's own key was used, and anyone can sign with their own key
+    setVerdict("warn", `Conferido, mas sem a chave da casa: qualquer um poderia ter assinado este registro. Aqui, ${derived}; mas nada prova que a semente é da casa, nem que foi fixada antes da mão.`);
+    return;
+  }
+  const anchoredBy = [];
+  if (byName("seed-chain")?.status === "pass") anchoredBy.push("a semente é da cadeia que a casa assinou antes da mão");
+  if (byName("seen")?.status === "pass") anchoredBy.push("o compromisso é o que a mesa mostrou a este navegador antes da mão");
+  if (!anchoredBy.length) {
+    // SHA-256(seed) = commitment holds for any seed the house makes up: that is no check
+    setVerdict("warn", `Não verificado por completo: ${derived}, mas não foi possível conferir que a semente foi fixada antes da mão (veja “cadeia de sementes” abaixo). Confira a cadeia da mesa pela linha de comando (barajamos-verify chain).`);
+    return;
+  }
+  const unsigned = byName("signature")?.status === "skip";
+  // signed by an older key whose hand-over this browser could not check (no Ed25519)
+  const handedOver = pinned?.find((k) => k.public_key === r.public_key && k.verified === false);
+  const warned = checks.some((c) => c.status === "warn");
+  setVerdict("ok", `Verificado: ${anchoredBy.join(", e ")}; e ${derived}.`
+    + (unsigned ? " A assinatura não pôde ser conferida neste navegador: use a linha de comando abaixo." : "")
+    + (handedOver ? " A passagem da chave anterior da casa à atual também não: quem a confere é a verificação da cadeia da mesa pela linha de comando (barajamos-verify chain)." : "")
+    + (warned ? " Leia os avisos abaixo." : ""));
 }
 
 async function loadHand() {
   const id = `${tableId}-${handNumber}`;
   const url = `/hands/${id}`;
+  tableChain(tableId); // on its way while the record is fetched
   let response;
   try {
     response = await fetch(url, { headers: { Accept: "application/json" } });

@@ -77,7 +77,8 @@ async function load() {
       el("h2", {}, `Mesa ${id} — ${VARIANT_NAME[first.variant] ?? first.variant} ${first.seats === 2 ? "1x1" : "2x2"}`),
       el("p", {}, el("a", { href: `/tables/${id}/chain`, download: `${id}-chain.json` }, "Baixar a cadeia inteira"),
         " · offline: ", el("code", { class: "cli-command" }, chainCommand(id, houseKeys))),
-      el("ol", { class: "hand-list" }, records.slice().reverse().map(handRow))));
+      // newest first, unnumbered: list numbers would fight the hand numbers ("1. Mão 5")
+      el("ul", { class: "hand-list" }, records.slice().reverse().map(handRow))));
   }
   list.replaceChildren(...sections);
   status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público${asked ? ` da mesa ${asked}` : ""}.`

@@ -6,7 +6,8 @@
 
 import {
   api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKeys,
-  KIND_NAME, myContribution, playerName, rememberContribution, rememberPlayedHand, setContributionState, VARIANT_NAME,
+  KIND_NAME, myContribution, playerName, rememberContribution, rememberPlayedHand, rememberSeenCommitment, seenCommitment,
+  setContributionState, VARIANT_NAME,
 } from "./common.js";
 import { bytesToHex, VERSION, verifyHandRecord, verifySignature } from "./fairness.js";
 
@@ -231,6 +232,7 @@ function handle(message) {
       // opened after the hand's `commitment` event: its check (a new chain's signed anchor
       // is in the snapshot's hand) is made now, before any entropy of mine is sent
       if (state.handInfo && state.chainCheck?.hand !== state.handInfo.hand) checkCommitment(state.handInfo);
+      if (state.handInfo?.phase === "entropy") noteCommitment(state.handInfo.hand, state.handInfo.commitment);
       if (state.view?.hand?.result && state.handInfo) {
         // while the next hand collects entropy, the view still shows the finished one before it
         showSummary(state.view, state.handInfo.hand - (state.handInfo.phase === "entropy" ? 1 : 0));
@@ -249,6 +251,7 @@ function handle(message) {
       break;
     case "commitment":
       checkCommitment(message);
+      noteCommitment(message.hand, message.commitment);
       state.handInfo = {
         hand: message.hand, phase: "entropy", commitment: message.commitment,
         chain_start: message.chain_start, entropy_deadline_ms: message.entropy_deadline_ms,
@@ -313,6 +316,8 @@ function handle(message) {
         table: tableId, hand: message.hand, variant: state.table?.variant, seat: state.seat, at: Date.now(),
         // the record cannot tell a bot (which never sends entropy) from an absent player: the hand page can
         bots: (state.table?.players ?? []).filter((p) => p.bot).map((p) => p.seat),
+        // the commitment this page was shown before the deal: the hand page compares the record with it
+        commitment: seenCommitment(tableId, message.hand),
       });
       fairLog(`O registro assinado da mão ${message.hand} está público.`);
       break;
@@ -610,7 +615,10 @@ async function checkCommitment(message) {
     } else {
       const older = keys.keys.find((k) => k.public_key === anchor.public_key && k.path.length > 1);
       const signer = older ? `por uma chave anterior da casa, ${older.key_id}, passada à atual` : "pela casa";
-      result = { hand, state: "ok", text: `nova cadeia a partir da mão ${hand}: âncora ${signed ? `assinada ${signer}` : "recebida (assinatura conferida pela linha de comando)"} e igual ao compromisso` };
+      result = signed === null
+        // no Ed25519 in this browser's WebCrypto: nobody checked the signature here
+        ? { hand, state: "unknown", text: `nova cadeia a partir da mão ${hand}: âncora igual ao compromisso, mas a assinatura não pôde ser conferida neste navegador (sem Ed25519 no WebCrypto): confira a cadeia da mesa na linha de comando` }
+        : { hand, state: "ok", text: `nova cadeia a partir da mão ${hand}: âncora assinada ${signer} e igual ao compromisso` };
     }
   } else if (message.chain_start === hand) {
     result = { hand, state: "unknown", text: `nova cadeia a partir da mão ${hand}: a âncora assinada está na cadeia da mesa (/tables/${tableId}/chain)` };
@@ -626,6 +634,17 @@ async function checkCommitment(message) {
   }
   state.chainCheck = result;
   renderFairness();
+}
+
+/**
+ * The commitment shown for a hand before its deal (the `commitment` event, or a snapshot while the
+ * hand collects entropy), kept with the hand: its record must carry it (FAIRNESS.md 3). Once my
+ * entropy for the hand went out, the commitment it answered stays.
+ */
+function noteCommitment(hand, commitment) {
+  if (typeof commitment !== "string") return;
+  if (contributionState(tableId, hand) && seenCommitment(tableId, hand)) return;
+  rememberSeenCommitment(tableId, hand, commitment);
 }
 
 /**
@@ -648,6 +667,8 @@ async function checkRecord(hand, url) {
   const result = await verifyHandRecord(text, {
     pinnedKeys: keys?.keys ?? null, refusedKeys: keys?.refused ?? [], mine: myContribution(tableId, hand),
     expected: { table: tableId, hand },
+    // the record must keep the commitment this page was shown before the deal (`seen`)
+    seenCommitment: seenCommitment(tableId, hand),
   });
   const checks = explainLateContribution(result, contributionState(tableId, hand), state.seat);
   const failed = checks.filter((c) => c.status === "fail").map((c) => c.name);
@@ -657,6 +678,9 @@ async function checkRecord(hand, url) {
   const notes = [];
   const wrongHand = checks.find((c) => c.name === "source" && c.status === "fail");
   if (wrongHand) notes.push(`o servidor respondeu com o registro de outra mão: ${wrongHand.detail}`);
+  if (checks.some((c) => c.name === "seen" && c.status === "fail")) {
+    notes.push(`o compromisso do registro não é o compromisso que a mesa mostrou antes da mão (${seenCommitment(tableId, hand).slice(0, 16)}…): a semente foi trocada depois da entropia`);
+  }
   if (checks.some((c) => c.name === "mine" && c.status === "warn")) notes.push("a sua entropia não chegou a tempo: a mão foi distribuída sem ela");
   if (keys === null) notes.push("a chave publicada da casa (/api/key) não pôde ser obtida: a chave do registro não foi conferida");
   const extra = notes.length ? `; ${notes.join("; ")}` : "";
