@@ -23,7 +23,9 @@ from server.clock import Clock, VirtualClock
 from server.config import Config
 from server.db import EmbeddedPostgres, migrate
 
-TEMPLATE_DB = "barajamos_template"
+# one template per pytest-xdist worker: workers sharing a `DATABASE_URL` server never drop or
+# clone each other's template mid-run
+TEMPLATE_DB = "barajamos_template_" + os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
 def with_database(url: str, name: str) -> str:

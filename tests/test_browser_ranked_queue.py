@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 
 from server.ranked.service import RANKED
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
@@ -166,3 +168,90 @@ async def test_the_arena_page_refreshes_and_takes_its_player_to_the_table(
     await expect(ana).to_have_title("(Partida encontrada) Arena · Barajamos")
     await expect(ana.get_by_role("link", name="Ir para a mesa")).to_have_attribute(
         "href", f"/t/{table}")
+
+
+async def stale_answer(page: Page, path: str, stale: Callable[[dict[str, Any]], bool],
+                       ready: Callable[[], bool]) -> list[str]:
+    """Answer the page's next poll of `path` that `stale` changes as it was just before the
+    table opened, and only once the table is open: the page reloads itself, because its player's
+    situation changed, while the table it must go to is already there. Which answers were
+    staled is returned."""
+    staled: list[str] = []
+
+    async def answer(route: Route) -> None:
+        response = await route.fetch()
+        body = await response.json()
+        if staled or not stale(body):
+            await route.fulfill(response=response)
+            return
+        staled.append(route.request.url)
+        for _ in range(400):
+            if ready():
+                break
+            await asyncio.sleep(0.05)
+        await route.fulfill(response=response, json=body)
+
+    await page.route(f"**{path}", answer)
+    return staled
+
+
+async def test_a_queue_page_reloaded_as_the_table_opened_still_goes_to_the_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """The race a 2x2 duo met: the partner accepted, the page saw the change and reloaded, and
+    the pairing and the launch came within the reload: the reloaded page says "seated" and goes
+    to the table (not only links it, leaving the player there while the clock runs)."""
+    live = live_server
+    service = live.app[RANKED]
+    ana, bia = await first_in_queue(browser, live, "ana_race", "bia_race")
+
+    def as_paired(body: dict[str, Any]) -> bool:
+        queue = body["queue"]
+        if queue["state"] not in ("paired", "seated"):
+            return False
+        queue.update(state="paired", table=None)
+        return True
+
+    staled = await stale_answer(ana, "/api/ranked/queue", as_paired,
+                                lambda: len(service.seated) == 2)
+    await join_queue(bia, live)
+    await bia.wait_for_url(TABLE_URL)
+    await ana.wait_for_url(TABLE_URL)
+    assert staled and ana.url == bia.url
+    await expect(ana.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    # the follow is kept for that one reload: back on the queue page, the table is linked only
+    await ana.goto(live.url("/ranked"))
+    await expect(ana.locator("#queue-table-link")).to_be_visible()
+    await ana.wait_for_timeout(2000)
+    assert ana.url.endswith("/ranked")
+
+
+async def test_an_arena_page_reloaded_as_the_table_opened_still_goes_to_the_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """The arena starts while its page waits: the page reloads for the new state, and the table
+    formed for its player within the reload is followed, not only linked."""
+    live = live_server
+    service = live.app[RANKED]
+    now = service.clock.now()
+    event = await service.create_arena(Variant.PAULISTA, 2, now + 4, now + 3600)
+    ana, bia = await new_page(browser, live), await new_page(browser, live)
+    await signup(ana, live, "ana_arena_race")
+    await signup(bia, live, "bia_arena_race")
+    for page in (ana, bia):
+        await page.goto(live.url("/arena"))
+        await page.get_by_role("button", name="Entrar na arena").click()
+        await expect(page.get_by_role("button", name="Sair da arena")).to_be_visible()
+
+    def started_without_table(body: dict[str, Any]) -> bool:
+        arena = next(a for a in body["arenas"] if a["id"] == event.id)
+        if arena["state"] != "running":
+            return False
+        arena["table"] = None
+        return True
+
+    staled = await stale_answer(ana, "/api/ranked/arenas", started_without_table,
+                                lambda: bool(service.arenas[event.id].tables))
+    await bia.wait_for_url(TABLE_URL, timeout=30_000)
+    await ana.wait_for_url(TABLE_URL, timeout=30_000)
+    assert staled and ana.url == bia.url

@@ -15,6 +15,33 @@ const RETRY_MS = 5000;
 // screen reader has said it first; the table's first deal waits for its players anyway
 const ANNOUNCE_MS = 1200;
 
+// A page that reloads itself because the player's situation changed while waiting keeps following
+// after the reload: the table may have opened between the poll that saw the change and the
+// reloaded page (a duo accepted, then the pairing and the launch came within the reload), and a
+// page that only linked the table would leave its player there while their clock runs. A page the
+// player opened themselves with a table on (back from the table) links it and does not follow.
+const FOLLOW_KEY = "barajamos.ranked.follow";
+
+function reloadFollowing() {
+  try {
+    sessionStorage.setItem(FOLLOW_KEY, window.location.pathname);
+  } catch {
+    // storage refused (private mode): the reloaded page links the table, as without script
+  }
+  window.location.reload();
+}
+
+/** Whether this page was loaded by its own reload while following the player (read once). */
+function reloadedFollowing() {
+  try {
+    const path = sessionStorage.getItem(FOLLOW_KEY);
+    sessionStorage.removeItem(FOLLOW_KEY);
+    return path === window.location.pathname;
+  } catch {
+    return false;
+  }
+}
+
 function setText(node, text) {
   if (node && node.textContent !== text) node.textContent = text;
 }
@@ -100,7 +127,14 @@ function formatWaited(seconds) {
 
 function queuePage(root) {
   const shape = `${root.dataset.state}:${root.dataset.paused === "yes" ? "paused" : "free"}`;
-  if (root.dataset.state === "seated") return; // the table is linked; nothing to wait for
+  const followed = reloadedFollowing();
+  if (root.dataset.state === "seated") {
+    // the table is linked; followed there only when this page reloaded itself while waiting
+    if (followed && root.dataset.table) {
+      openTable(root.dataset.table, document.getElementById("queue-notice"), "Sua partida começou:");
+    }
+    return;
+  }
   const waitMs = Number(root.dataset.pollMs) || 2000;
   const stateNode = document.getElementById("queue-state");
   const noticeNode = document.getElementById("queue-notice");
@@ -126,8 +160,8 @@ function queuePage(root) {
     }
     if (queueShape(queue) !== shape) {
       // another situation (joined by the partner, back out of the queue, a pause over): its
-      // forms differ, so the page is loaded again, once
-      window.location.reload();
+      // forms differ, so the page is loaded again, once, still following
+      reloadFollowing();
       return;
     }
     setText(stateNode, queue.message);
@@ -157,10 +191,16 @@ function standingRow(s) {
 }
 
 function arenaPage(root) {
+  const followed = reloadedFollowing();
   if (root.dataset.follow !== "yes") return;
   const waitMs = Number(root.dataset.pollMs) || 5000;
   const known = root.dataset.table || null;
   const tableNode = document.getElementById("arena-table");
+  if (followed && known) {
+    // the table was formed while this page reloaded itself: followed, as a poll would have
+    openTable(known, tableNode, "Sua partida da arena começou: o relógio da mesa está correndo.");
+    return;
+  }
   const sections = [...document.querySelectorAll("section[data-arena]")];
   const shape = arenaShape(sections.map((s) => ({
     id: s.dataset.arena, state: s.dataset.arenaState,
@@ -187,7 +227,9 @@ function arenaPage(root) {
     }
     const shown = data.arenas.filter((a) => sections.some((s) => s.dataset.arena === a.id));
     if (arenaShape(shown) !== shape || shown.length !== sections.length) {
-      window.location.reload(); // an arena started, ended, or the player left it
+      // an arena started, ended, or the player left it; a page without a table follows on
+      if (known) window.location.reload();
+      else reloadFollowing();
       return;
     }
     for (const arena of shown) {
