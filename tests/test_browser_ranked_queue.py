@@ -25,6 +25,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     new_page,
     signup,
 )
+from tests.test_live_house_guards import until
 from truco.variants import Variant
 
 pytestmark = pytest.mark.timeout(120)
@@ -185,11 +186,10 @@ async def stale_answer(page: Page, path: str, stale: Callable[[dict[str, Any]], 
             await route.fulfill(response=response)
             return
         staled.append(route.request.url)
-        for _ in range(400):
-            if ready():
-                break
-            await asyncio.sleep(0.05)
-        await route.fulfill(response=response, json=body)
+        try:
+            await until(ready, seconds=20)
+        finally:
+            await route.fulfill(response=response, json=body)
 
     await page.route(f"**{path}", answer)
     return staled

@@ -14,6 +14,8 @@ const RETRY_MS = 5000;
 // the found match is announced (polite live region) before the page goes to the table, so a
 // screen reader has said it first; the table's first deal waits for its players anyway
 const ANNOUNCE_MS = 1200;
+const QUEUE_STARTED = "Sua partida começou:";
+const ARENA_STARTED = "Sua partida da arena começou: o relógio da mesa está correndo.";
 
 // A page that reloads itself because the player's situation changed while waiting keeps following
 // after the reload: the table may have opened between the poll that saw the change and the
@@ -128,16 +130,14 @@ function formatWaited(seconds) {
 function queuePage(root) {
   const shape = `${root.dataset.state}:${root.dataset.paused === "yes" ? "paused" : "free"}`;
   const followed = reloadedFollowing();
+  const noticeNode = document.getElementById("queue-notice");
   if (root.dataset.state === "seated") {
     // the table is linked; followed there only when this page reloaded itself while waiting
-    if (followed && root.dataset.table) {
-      openTable(root.dataset.table, document.getElementById("queue-notice"), "Sua partida começou:");
-    }
+    if (followed && root.dataset.table) openTable(root.dataset.table, noticeNode, QUEUE_STARTED);
     return;
   }
   const waitMs = Number(root.dataset.pollMs) || 2000;
   const stateNode = document.getElementById("queue-state");
-  const noticeNode = document.getElementById("queue-notice");
 
   async function poll() {
     let data;
@@ -155,7 +155,7 @@ function queuePage(root) {
     if (queue.state === "seated" && queue.table) {
       setText(stateNode, queue.message);
       stateNode.dataset.state = "seated";
-      openTable(queue.table, noticeNode, "Sua partida começou:");
+      openTable(queue.table, noticeNode, QUEUE_STARTED);
       return;
     }
     if (queueShape(queue) !== shape) {
@@ -198,7 +198,7 @@ function arenaPage(root) {
   const tableNode = document.getElementById("arena-table");
   if (followed && known) {
     // the table was formed while this page reloaded itself: followed, as a poll would have
-    openTable(known, tableNode, "Sua partida da arena começou: o relógio da mesa está correndo.");
+    openTable(known, tableNode, ARENA_STARTED);
     return;
   }
   const sections = [...document.querySelectorAll("section[data-arena]")];
@@ -222,7 +222,7 @@ function arenaPage(root) {
     }
     const mine = data.arenas.find((a) => a.table)?.table ?? null;
     if (mine && mine !== known) {
-      openTable(mine, tableNode, "Sua partida da arena começou: o relógio da mesa está correndo.");
+      openTable(mine, tableNode, ARENA_STARTED);
       return;
     }
     const shown = data.arenas.filter((a) => sections.some((s) => s.dataset.arena === a.id));
