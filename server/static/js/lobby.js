@@ -99,6 +99,7 @@ form.addEventListener("submit", async (event) => {
     button.disabled = false;
   }
 });
+document.getElementById("create-table").disabled = false; // the form is handled from here on
 
 /** Sent here by resigning a match (`?left=1`, `ranked`, `arena`): say so, and where to go on. */
 function leftNotice() {
