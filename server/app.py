@@ -14,11 +14,12 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import asyncpg
 from aiohttp import WSCloseCode, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from server import accounts
 from server.accounts import AccountError, PasswordCost, User
@@ -303,14 +304,19 @@ async def read_body(request: web.Request) -> dict[str, Any]:
     raise ApiError(415, "unsupported_media_type", "Send JSON or a form.")
 
 
+# what aiohttp's form parsing raises for a body it cannot read: ValueError (a broken multipart
+# body: no boundary, no parts, bytes that are not the charset's, bad base64), LookupError (an
+# unknown charset), HttpProcessingError (a part's malformed or too many header lines),
+# RuntimeError (a part's unknown Content-Transfer-Encoding)
+MALFORMED_FORM: Final = (ValueError, LookupError, HttpProcessingError, RuntimeError)
+
+
 async def read_form(request: web.Request) -> Mapping[str, object]:
     """The parsed form (`request.post()`); a malformed body or charset is a 400 `bad_form`,
     a NUL character or a lone surrogate in a field's name or text a 400 `bad_characters`."""
     try:
         form = await request.post()
-    except (ValueError, LookupError) as exc:
-        # aiohttp: ValueError for a broken multipart body (no boundary, no parts, bytes that
-        # are not the charset's), LookupError for an unknown charset
+    except MALFORMED_FORM as exc:
         raise ApiError(400, "bad_form", "Request body is not a valid form.") from exc
     if any(bad_text(key) or (isinstance(value, str) and bad_text(value))
            for key, value in form.items()):

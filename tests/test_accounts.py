@@ -330,12 +330,23 @@ async def test_too_deep_json_is_bad_json(client: Client) -> None:
     assert resp.status == 400 and (await resp.json())["error"] == "bad_json"
 
 
+def _part(header: bytes) -> bytes:
+    """A multipart body of one field `name` with one more header line."""
+    return (b"--x\r\nContent-Disposition: form-data; name=\"name\"\r\n" + header
+            + b"\r\n\r\nvalue\r\n--x--\r\n")
+
+
 async def test_malformed_forms_are_bad_form(client: Client) -> None:
     token = await csrf(client)
     broken = (("multipart/form-data", b"garbage"),
               ("multipart/form-data; boundary=xyz", b"garbage"),
               ("application/x-www-form-urlencoded; charset=bogus", b"a=%FF"),
-              ("application/x-www-form-urlencoded", b"\xff=1"))
+              ("application/x-www-form-urlencoded", b"\xff=1"),
+              # a part's malformed header line; its unknown transfer encoding; its base64
+              # that is not base64 (the first two were a 500 before the CSRF check)
+              ("multipart/form-data; boundary=x", b"--x\r\nbroken\r\n\r\nv\r\n--x--\r\n"),
+              ("multipart/form-data; boundary=x", _part(b"Content-Transfer-Encoding: foo")),
+              ("multipart/form-data; boundary=x", _part(b"Content-Transfer-Encoding: base64")))
     for ctype, body in broken:
         # the CSRF check reads the form (no header), and so does the view (header given)
         for headers in ({}, {"X-CSRF-Token": token}):

@@ -26,6 +26,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     play_hand,
     signup,
 )
+from truco.reasons import Reason
 
 FOCUS_PLACE_JS = """() => {
   const a = document.activeElement;
@@ -218,11 +219,11 @@ async def test_the_lobby_refresh_keeps_the_focus_in_my_tables(
     await page.evaluate("() => { document.activeElement.dataset.marked = 'yes'; }")
     await page.wait_for_timeout(4600)  # past a 4 s refresh
     assert await page.evaluate("() => document.activeElement.dataset.marked") == "yes"
-    # every refusal the table socket can send has its own pt-BR text
+    # every refusal the table socket can send has its own pt-BR text, the engine's too
     codes = [
         "in_doubt", "unavailable", "shutting_down", "action_limit", "bad_action", "bad_message",
         "hello_first", "internal_error", "bad_form", "too_many_tables",
-        "bad_characters",
+        "bad_characters", *(reason.value for reason in Reason),
     ]
     texts = await page.evaluate(
         """async (codes) => {

@@ -134,6 +134,18 @@ async def test_the_api_names_the_state_and_refuses_a_stale_decision(house: House
     resp = await op.post(path + "/decision", {"decision": "uphold", "note": "x",
                                               "expected_state": "pending"})
     assert resp.status == 400 and (await resp.json())["error"] == "bad_state"
+    # a form with a made-up state is not told the record changed (it did not)
+    resp = await op.post(f"/operator/abandonments/{record.id}/decision",
+                         form={"decision": "uphold", "note": "x", "expected_state": "garbage"})
+    text = html.unescape(await resp.text())
+    assert resp.status == 400 and STALE_PT not in text
+    assert "O formulário não traz o estado do registro desta página" in text
+    # a note or an appeal that is no text is told so, not that it is empty
+    resp = await op.post(path + "/decision", {"decision": "uphold", "note": 5})
+    assert (await resp.json())["message"] == "The note is a text (a JSON string)."
+    resp = await bia.post(f"/api/me/abandonments/{record.id}/appeal", {"text": ["x"]})
+    assert (await resp.json())["message"] == "The appeal is a text (a JSON string)."
+    assert await _decisions(house, record.id) == []
     await bia.json(f"/api/me/abandonments/{record.id}/appeal", {"text": "Caiu a luz."})
     resp = await op.post(path + "/decision", {"decision": "uphold", "note": "x",
                                               "expected_state": read})

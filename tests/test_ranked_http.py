@@ -1173,6 +1173,33 @@ async def test_numbers_in_the_query_and_path_are_ascii_digits(house: House) -> N
     assert (await review.get_record(house.pool, record.id)).appeal_text is None
 
 
+async def test_record_ids_count_from_one_and_pages_say_what_they_refuse(house: House) -> None:
+    # before=0 passed the query's parsing and the store refused it: a 500 page on the operators'
+    # list and audit log; an appeal form to an id that is no number answered raw JSON, and one
+    # to a record not listed on the player's page rendered it with no message at all
+    op = await house.player("judge", operator=True)
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    for path in ("/api/ranked/operator/abandonments?before=0",
+                 "/api/ranked/operator/audit?before=0", "/api/ranked/operator/audit?record=0",
+                 "/api/operator/abandonments?before=0"):
+        resp = await op.get(path)
+        assert resp.status == 400 and (await resp.json())["error"] == "bad_filter", path
+    for listing in ("review", "free"):
+        page = await op.get(f"/operator/abandonments?list={listing}&before=0")
+        assert page.status == 400 and "Essa página da lista não existe" in await page.text()
+    page = await op.get("/operator/audit?before=0")
+    assert page.status == 200 and page.content_type == "text/html"
+    for path in ("/me/abandonments/abc/appeal", "/me/abandonments/999999/appeal",
+                 f"/me/abandonments/{record.id}/appeal"):  # ana's own record is bia's
+        who = ana if path.endswith(f"/{record.id}/appeal") else bia
+        page = await who.post(path, form={"text": "caiu a luz"})
+        assert page.status in (403, 404) and page.content_type == "text/html", path
+        text = await page.text()
+        assert 'id="me-error"' in text and "<h1>Meu desempenho</h1>" in text, path
+    assert (await review.get_record(house.pool, record.id)).appeal_text is None
+
+
 async def test_an_arena_starts_within_a_day(house: House) -> None:
     # 5000000000 minutes ahead was a "year out of range" 500
     op = await house.player("judge", operator=True)
@@ -1187,6 +1214,10 @@ async def test_an_arena_starts_within_a_day(house: House) -> None:
     page = await op.post("/arena", form={"variant": "paulista", "seats": "2", "minutes": "60",
                                          "starts_in_minutes": "5000000000"})
     assert page.status == 400 and "Dados da arena inválidos" in await page.text()
+    resp = await op.post("/api/ranked/arenas", form={"variant": "paulista", "seats": "2",
+                                                     "starts_in_minutes": "9" * 20})
+    assert resp.status == 400  # a whole number, too large (it was told it is no whole number)
+    assert (await resp.json())["message"] == "starts_in_minutes is too large."
     assert (await op.json("/api/ranked/arenas"))["arenas"] == []
     assert await house.pool.fetchval("SELECT count(*) FROM ranked_arenas") == 0
     # a day ahead is fine

@@ -48,6 +48,19 @@ def test_every_build_is_the_same_file(tmp_path: Path) -> None:
     assert {i.compress_type for i in infos} == {zipfile.ZIP_STORED}
 
 
+def test_without_pynacl_the_file_says_how_to_install_it(tmp_path: Path) -> None:
+    # a plain python3 without PyNaCl ended in a ModuleNotFoundError traceback
+    pyz = tmp_path / bundle.NAME
+    pyz.write_bytes(bundle.build())
+    for args in (["--help"], ["vectors"]):
+        done = subprocess.run([sys.executable, "-S", str(pyz), *args], capture_output=True,
+                              text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr == (
+            "barajamos-verify: PyNaCl is not installed (it checks the hand records' Ed25519"
+            " signatures): run `python3 -m pip install pynacl`, then this again\n")
+
+
 def test_the_file_verifies_on_its_own(tmp_path: Path) -> None:
     pyz = tmp_path / bundle.NAME
     pyz.write_bytes(bundle.build())

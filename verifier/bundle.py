@@ -24,7 +24,6 @@ import verifier
 
 NAME = "barajamos-verify.pyz"
 SHEBANG = b"#!/usr/bin/env python3\n"
-MAIN = b"from verifier.cli import main\n\nraise SystemExit(main())\n"
 _DATE = (1980, 1, 1, 0, 0, 0)
 _MODE = 0o100644 << 16  # a regular file, rw-r--r--
 
@@ -40,7 +39,8 @@ def _sources() -> list[tuple[str, bytes]]:
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 name = f"{root.name}/{path.relative_to(root).as_posix()}"
                 files.append((name, path.read_bytes()))
-    files.append(("__main__.py", MAIN))
+    # the archive's entry is the package's own `python -m verifier`
+    files.append(("__main__.py", (Path(verifier.__file__).parent / "__main__.py").read_bytes()))
     return sorted(files)
 
 

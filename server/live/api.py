@@ -479,7 +479,7 @@ async def list_abandonments(request: web.Request) -> web.StreamResponse:
     before = None
     if query.get("before"):
         before = ascii_uint(query["before"])
-        if before is None:
+        if not before:  # record ids count from 1
             raise ApiError(400, "bad_filter", "before is the `next` of the previous page.")
     pool = request.app[POOL]
     # one more than the page: whether another page follows

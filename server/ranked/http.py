@@ -150,7 +150,8 @@ ERROR_PT: Final = {
     "exempt": ("Este registro é isento (a partida atravessou um reinício do servidor ou uma "
                "falha registrada): não há penalidade."),
     "stale": "O registro mudou desde que você abriu a página: leia de novo antes de decidir.",
-    "bad_state": "O registro mudou desde que você abriu a página: leia de novo antes de decidir.",
+    "bad_state": ("O formulário não traz o estado do registro desta página: recarregue a página"
+                  " e decida de novo."),
     "bad_filter": "Filtro inválido.",
     "bad_decision": "Escolha manter ou reverter.",
     "unavailable": "As ranqueadas estão indisponíveis agora; tente de novo em instantes.",
@@ -216,7 +217,17 @@ def _int(value: object, what: str, default: int | None = None) -> int | None:
     number = ascii_uint(value)
     if number is not None:
         return number
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        raise ApiError(400, "bad_filter", f"{what} is too large.")
     raise ApiError(400, "bad_filter", f"{what} must be a whole number.")
+
+
+def _id(value: object, what: str) -> int | None:
+    """A record id given as a filter or a page's cursor (`_int`); 0 names no record."""
+    number = _int(value, what)
+    if number == 0:
+        raise ApiError(400, "bad_filter", f"{what} must be a record id (a whole number from 1).")
+    return number
 
 
 def _rounded(value: object) -> object:
@@ -625,7 +636,7 @@ class Filters:
             appeal_open=appealed == "open",
             since=_field("since", lambda: time_filter(query.get("since"), "since")),
             until=_field("until", lambda: time_filter(query.get("until"), "until", end=True)),
-            before=_field("before", lambda: _int(query.get("before"), "before")),
+            before=_field("before", lambda: _id(query.get("before"), "before")),
             raw={k: v for k, v in query.items() if k != "before"},
         )
 
@@ -1016,8 +1027,8 @@ async def api_decide(request: web.Request) -> web.StreamResponse:
 async def api_audit(request: web.Request) -> web.StreamResponse:
     require_operator(request)
     entries = await review.audit_log(
-        _pool(request), record_id=_int(request.query.get("record"), "record"),
-        before_id=_int(request.query.get("before"), "before"), limit=PAGE + 1)
+        _pool(request), record_id=_id(request.query.get("record"), "record"),
+        before_id=_id(request.query.get("before"), "before"), limit=PAGE + 1)
     page = entries[:PAGE]
     return web.json_response({"audit": [_audit_json(a) for a in page],
                               "next": page[-1].id if len(entries) > PAGE else None})
@@ -1174,7 +1185,11 @@ async def me_page(request: web.Request, *, error: str | None = None, error_recor
 
 async def appeal_form(request: web.Request) -> web.Response:
     user = _page_user(request, "/me")
-    record_id = _record_id(request)
+    try:
+        record_id = _record_id(request)
+    except ApiError:
+        # an id that is no number: as a number no record has, the page says so
+        return await me_page(request, error=ERROR_PT["not_found"], status=404)
     body = await read_body(request)
     try:
         await review.appeal(_pool(request), record_id, user.id, body.get("text"))
@@ -1564,7 +1579,7 @@ async def audit_page(request: web.Request) -> web.StreamResponse:
     if isinstance(checked, web.Response):
         return checked
     try:
-        before = _int(request.query.get("before"), "before")
+        before = _id(request.query.get("before"), "before")
     except ApiError:
         before = None
     entries = await review.audit_log(_pool(request), before_id=before, limit=PAGE)

@@ -166,7 +166,9 @@ class Ruling:
 
 
 def _text(text: object, limit: int, what: str) -> str:
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise ReviewError("bad_text", f"The {what} is a text (a JSON string).")
+    if not text.strip():
         raise ReviewError("bad_text", f"The {what} must not be empty.")
     text = text.strip()
     if len(text) > limit:
@@ -205,7 +207,8 @@ def decide(state: ReviewState, decision: Decision, note: object,
 def appeal(state: ReviewState, text: object) -> tuple[ReviewState, str]:
     """A player's one appeal against a record."""
     if not state.status.counts:
-        raise ReviewError("nothing_to_appeal", f"A {state.status} record carries no penalty.")
+        raise ReviewError("nothing_to_appeal", f"This record is {state.status}: it carries no"
+                                               " penalty to appeal.")
     if state.appealed:
         raise ReviewError("already_appealed", "A record can be appealed once.")
     clean = _text(text, MAX_APPEAL, "appeal")
