@@ -180,3 +180,8 @@ def test_next_raise_names_the_step_a_raise_asks_for() -> None:
         {"name": "truco", "value": 4}, {"name": "seis", "value": 6},
         {"name": "dez", "value": 10}, {"name": "doze", "value": 12}, None,
     ]
+    # no raise at all in mão de onze or mão de ferro (it said truco, worth 3)
+    for score in ((11, 4), (11, 11)):
+        special = begin("paulista", [["3C", "2C", "4D"], ["4H", "5H", "6H"]], vira="7C",
+                        score=score)
+        assert view(special, 0)["hand"]["next_raise"] is None

@@ -155,7 +155,10 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
 
 
 def _next_raise(rules: VariantRules, hand: HandState) -> dict[str, Any] | None:
-    """The ladder step a `raise` would ask for now (name and value), or None at the top."""
+    """The ladder step a `raise` would ask for now (name and value), or None at the top and in
+    a hand that has no raises (mão de onze / dez, mão de ferro)."""
+    if hand.kind is not HandKind.NORMAL:
+        return None
     asked = hand.truco.level if hand.request is RequestKind.TRUCO and hand.truco else hand.level
     step = asked + 1
     if step > rules.top_level:
