@@ -196,6 +196,39 @@ async def test_the_streak_stays_in_sight_after_back_until_i_act_myself(
     await expect(notice).to_be_hidden()
 
 
+async def test_an_empty_seats_streak_past_the_limit_is_said_as_it_is(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a private table: the rival's connection is lost, the clock acts for them past the limit
+    # (the empty seat cancels the match there, not the limit: docs/RULE_DECISIONS.md, 21)
+    state = apply(paulista_1x1(), Action(0, ActionKind.PLAY, card=parse_card("3C")))[0]
+    table = PlayerTable(state, seat=0, names=["dono_vazio", "rival_vz"], people={1},
+                        offline={1}, absent=[1], automatic=[0, 12])
+    table.cancel_at = {1: table.server_ms() + 14_000}
+    page = await open_table(live_server, browser, table, "dono_vazio")
+    rival = page.locator('#players li[data-seat="1"]')
+    await expect(rival).to_contain_text(
+        "ausente (12 ações automáticas seguidas, além do limite de 10)")
+    await expect(rival).to_contain_text("desconectado — a partida é cancelada em")
+    await expect(rival).not_to_contain_text("12 de 10")
+
+
+async def test_back_past_the_limit_the_next_time_out_is_said_to_forfeit(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    table = PlayerTable(paulista_1x1(), seat=0, names=["volta_tarde", "bot"], absent=[0],
+                        automatic=[13, 0])
+    page = await open_table(live_server, browser, table, "volta_tarde")
+    await expect(page.locator("#notice")).to_contain_text(
+        "O relógio já agiu por você 13 vezes seguidas: no próximo tempo esgotado, você perde a"
+        " partida por abandono.")
+    await page.get_by_role("button", name="Estou de volta").click()
+    await expect(page.locator("#streak-notice")).to_contain_text(
+        "O relógio agiu por você 13 vezes seguidas: mais 1 tempo esgotado e você perde")
+    await expect(page.locator('#players li[data-seat="0"]')).to_contain_text(
+        "13 ações automáticas seguidas, além do limite de 10")
+
+
 async def test_another_seats_standing_streak_is_shown_until_it_acts(
     live_server: LiveServer, browser: Browser
 ) -> None:

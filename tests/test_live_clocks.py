@@ -278,6 +278,67 @@ async def test_empty_seat_cancels_private_match(make_app: AppFactory,
         await bia.close()
 
 
+async def test_a_lost_connection_cancels_a_private_match_before_its_clocks_forfeit_it(
+        live: Live, vclock: VirtualClock) -> None:
+    # the ordinary clocks: 20 s, then 2 s a decision once absent. Ten automatic actions came
+    # within about 45 s, so the player whose connection was lost always lost by abandonment
+    # while the table promised a cancellation at 60 s (RULES.md, Clocks)
+    ana, bia, olga = await players(live.base, "ana", "bia", "olga")
+    try:
+        await set_role(live.app[POOL], "olga", Role.OPERATOR)
+        table = await create_table(ana, "paulista", 2, "private")
+        tid = table["id"]
+        await bia.post(f"/api/tables/{tid}/join", {"invite": table["invite"]})
+        seat = await connect(ana, tid, 0)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat, react=True)
+        emptied = vclock.now()  # bia never opened the table: her seat is empty from the start
+        await run_clock(vclock, seat, 30.0, lambda: seat.over is not None, react=True)
+        assert seat.over is not None
+        assert seat.over["termination"] == "cancelled" and seat.over["winner"] is None
+        assert vclock.now() - emptied == pytest.approx(60.0, abs=1.0)
+        streaks = [m["automatic"] for m in seat.received
+                   if m["type"] == "absent" and m["seat"] == 1]
+        assert max(streaks) > 10  # the clock did not pause: it acted for her past the limit
+        status, body = await olga.get("/api/operator/abandonments?kind=private")
+        assert status == 200 and body["abandonments"] == []
+        verify_chain(await fetch_chain(ana, tid), live.key)
+    finally:
+        await ana.close()
+        await bia.close()
+        await olga.close()
+
+
+async def test_back_after_the_limit_the_next_automatic_action_forfeits(
+        live: Live, vclock: VirtualClock) -> None:
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "mineiro", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.send_entropy = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat)
+        await seat.ws.close()  # ana's connection is lost; the bot plays on
+        watcher = await connect(bia, tid, None)  # a spectator, to read the table's events
+
+        def streak() -> int:
+            return max([m["automatic"] for m in watcher.received
+                        if m["type"] == "absent" and m["seat"] == 0], default=0)
+
+        await run_clock(vclock, watcher, 30.0, lambda: streak() >= 10)
+        assert watcher.over is None  # at the limit, and still playing
+        back = await connect(ana, tid, 0)  # back, and does nothing: the next one forfeits
+        back.send_entropy = False
+        await run_clock(vclock, back, 30.0, lambda: back.over is not None)
+        assert back.over is not None and back.over["termination"] == "abandonment"
+        assert back.over["forfeit_seat"] == 0
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 async def test_operator_listing_access(live: Live) -> None:
     ana, olga = await players(live.base, "ana", "olga")
     try:

@@ -1557,7 +1557,11 @@ class TableActor:
                                 "hand": hand},
                                when=now)
         streak = self.streaks.setdefault(seat, Streak())
-        if streak.count + 1 >= abandon_limit(self.kind):
+        # a seat left empty at a private or training table is not forfeited by the clock: there
+        # a lost connection cancels the match after `empty_seat_cancel` (RULES.md, Clocks), which
+        # 10 automatic actions 2 s apart would always forestall. The clock does not pause: its
+        # actions go on and count, and the next one once the player is back forfeits.
+        if streak.count + 1 >= abandon_limit(self.kind) and seat not in self.empty_timers:
             overlap = streak.started_at is not None and \
                 streak.started_at < self.house.run_started_at
             await self._abandon(seat, AbandonTrigger.AUTOMATIC_ACTIONS, restart_overlap=overlap)

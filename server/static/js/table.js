@@ -1181,7 +1181,8 @@ function render() {
   // back (no longer absent), the streak still stands until I act myself: its count stays said
   const streak = $("streak-notice");
   streak.hidden = over || !me || !notice.hidden || done <= 0 || !limit;
-  const more = limit - done === 1 ? "mais 1 tempo esgotado" : `mais ${limit - done} tempos esgotados`;
+  // (at or past the limit, after a lost connection at a private or training table: the next one)
+  const more = limit - done <= 1 ? "mais 1 tempo esgotado" : `mais ${limit - done} tempos esgotados`;
   setText(streak, streak.hidden ? "" : `O relógio agiu por você ${timesInARow(done)}: ${more} e ${loses} a partida por abandono. `
     + "Jogue você mesmo para zerar a contagem.");
   renderFirstDeal(table);
@@ -1451,11 +1452,15 @@ function renderPlayers(view) {
     if (player && !player.in_hand) notes.push("foi al mazo");
     const count = state.automatic[seat] ?? 0;
     const limit = state.table?.abandon_limit;
+    // past the limit only while the seat was empty at a private or training table: there the
+    // empty seat cancels the match, and the next automatic action once back forfeits it
+    const tally = count >= limit ? `${count} ações automáticas seguidas, além do limite de ${limit}`
+      : `${count} de ${limit} ações automáticas`;
     if (state.absent.has(seat)) {
-      notes.push(count && limit ? `ausente (${count} de ${limit} ações automáticas)` : "ausente");
+      notes.push(count && limit ? `ausente (${tally})` : "ausente");
     } else if (count > 0 && limit) {
       // back, but the streak stands until the player acts themselves
-      notes.push(`${count} de ${limit} ações automáticas seguidas`);
+      notes.push(count >= limit ? tally : `${tally} seguidas`);
     }
     if (table && !table.bot && table.name !== null && !table.connected) {
       // a private or training match is cancelled when the seat stays empty (TableJson `cancel_at_ms`)
