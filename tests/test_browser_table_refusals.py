@@ -96,6 +96,39 @@ async def test_a_reconnect_after_a_logout_asks_to_sign_in_and_stops(
     await expect(page.locator("#table-error")).to_have_text(SESSION_OVER)
 
 
+async def test_a_page_that_lost_its_session_offers_no_move_and_keeps_saying_why(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the page kept its cards enabled and its clock ticking ("Sua vez — 14 s"); a click said
+    # "Sem conexão; tente de novo." over the reason, and 6 s later nothing was said at all
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "out_b1")
+    await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')
+    await expect(playable.first).to_be_visible(timeout=STEP_TIMEOUT_MS)
+    await expect(page.locator("#turn")).to_contain_text("Sua vez")
+    other = await browser.new_context(storage_state=await page.context.storage_state())
+    try:
+        other_page = await other.new_page()
+        await other_page.goto(live_server.url("/"))
+        await other_page.get_by_role("button", name="Sair", exact=True).click()
+        await expect(other_page.locator("#signup-password")).to_be_visible()
+    finally:
+        await other.close()
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "closed")
+    await expect(page.locator("#table-error")).to_have_text(SESSION_OVER)
+    await expect(playable).to_have_count(0)
+    await expect(page.locator("#actions button")).to_have_count(0)
+    await expect(page.locator("#turn")).to_have_text("Sem acesso à mesa nesta página.")
+    # a passing error (resigning needs the session too: 401) does not replace the reason
+    page.once("dialog", lambda dialog: dialog.accept())
+    await page.get_by_role("button", name="Desistir e sair da mesa").click()
+    await page.wait_for_timeout(6500)  # past a passing error's 6 s
+    await expect(page.locator("#table-error")).to_be_visible()
+    await expect(page.locator("#table-error")).to_have_text(SESSION_OVER)
+
+
 def _note_lobby(response: Response, table_id: str, answers: list[int]) -> None:
     if response.url.split("?", 1)[0].endswith(f"/api/tables/{table_id}"):
         answers.append(response.status)

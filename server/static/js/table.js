@@ -78,6 +78,9 @@ const state = {
   entropySent: new Set(), // hands whose entropy went out on this socket, not yet answered
   entropyRetries: new Map(), // hand -> re-sends after `unavailable` / `rate_limited`
   opened: false, // this socket opened (a refused one closes without)
+  // refused for good (the session ended, the seat or the table is gone): no move is offered and no
+  // clock runs any more, and the reason stays said
+  refused: false,
   signalsSent: new Map(), // id -> label of my partner signals waiting for their ack
   names: new Map(), // seat -> the last player seen there: who left is still named in the result
   standingFor: null, // the match whose rating and chips change this page asked /api/me/standing for
@@ -156,6 +159,9 @@ async function explainRefusal() {
   } catch (err) {
     if (err.status === 404 || err.status === 403 || err.status === 401) {
       setConn("closed", "Sem acesso");
+      state.refused = true;
+      state.pending = [];
+      state.inFlight = null;
       let text = err.message;
       if (err.status === 401) text = "Sua sessão terminou: entre de novo na sua conta e recarregue a página para voltar à mesa.";
       else if (invite && !state.table) text = "Não foi possível abrir esta mesa: o link de convite está errado ou a mesa não existe mais.";
@@ -694,7 +700,7 @@ async function checkRecord(hand, url) {
 // --- actions ----------------------------------------------------------------------------------
 
 function act(action) {
-  if (state.inFlight !== null || !action) return;
+  if (state.inFlight !== null || !action || state.refused) return;
   const id = state.nextId++;
   if (send({ type: "action", id, hand: state.viewHand, action })) {
     state.inFlight = id;
@@ -733,6 +739,9 @@ async function lobby(path, body) {
 
 function showError(text, { sticky = false } = {}) {
   const node = $("table-error");
+  // a lasting reason (why this page lost the table) is not replaced by a passing error
+  if (!sticky && showError.sticky && !node.hidden) return;
+  showError.sticky = sticky;
   node.textContent = text;
   node.hidden = false;
   clearTimeout(showError.timer);
@@ -1513,6 +1522,11 @@ function setLive(node, ...parts) {
 function renderTurn(view) {
   const hand = view.hand;
   const node = $("turn");
+  if (state.refused) {
+    // this page lost the table (the notice says why): it knows no turn or clock any more
+    setLive(node, "Sem acesso à mesa nesta página.");
+    return;
+  }
   if (matchEnded()) {
     // no turn and no clock once the match is over, even in a hand it cut off
     setLive(node, "Partida encerrada.");
@@ -1610,7 +1624,7 @@ function renderHands(view) {
   const hand = view.hand;
   const v = view.variant;
   const me = hand?.players?.[state.seat];
-  const legal = view.legal ?? [];
+  const legal = state.refused ? [] : view.legal ?? [];
   const plays = legal.filter((a) => a.do === "play");
   const blind = hand?.kind === "ferro";
   // gone to the mazo: my cards were dropped, they are not shown as if still mine
@@ -1651,7 +1665,7 @@ function renderHands(view) {
 
 function renderActions(view) {
   const hand = view.hand;
-  const others = (view.legal ?? []).filter((a) => a.do !== "play");
+  const others = (state.refused ? [] : view.legal ?? []).filter((a) => a.do !== "play");
   const labels = others.map((action) => actionLabel(action, hand));
   rebuild($("actions"), JSON.stringify([others, labels]), () => others.map((action, i) => el("button", {
     type: "button", class: action.do === "decline" || action.do === "fold" ? "secondary" : "",
@@ -1664,7 +1678,7 @@ function renderActions(view) {
 function renderSignals() {
   // a server bot partner ignores signals: nothing to offer then
   const partner = seated() ? state.table?.players?.[(state.seat + 2) % 4] : null;
-  const show = state.view?.seats === 4 && seated() && state.signals.length > 0
+  const show = state.view?.seats === 4 && seated() && state.signals.length > 0 && !state.refused
     && !partner?.bot && Boolean(state.view?.hand) && !state.view.hand.result;
   $("signals-box").hidden = !show;
   if (!show) return;
