@@ -444,11 +444,19 @@ async def test_reload_mid_hand_recovers_the_table(
         "#my-hand .card[data-card]", "(nodes) => nodes.map((n) => n.dataset.card)"
     )
     before_mine = await page.locator("#fair-mine").text_content()
+    before_log = await page.locator("#log li").all_text_contents()
+    assert any(line.startswith("Você jogou") for line in before_log)
     assert await no_horizontal_scroll(page)
     await screenshot(page, "table-phone")
     await page.reload()
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
     await expect(page.locator("#board")).to_be_visible()
+    # "O que aconteceu" was emptied by a reload: it is kept, the reload's gap said
+    after_log = await page.locator("#log li").all_text_contents()
+    marker = after_log.index(
+        "Página recarregada: o que aconteceu durante a recarga não aparece aqui.")
+    kept = after_log[marker + 1:]
+    assert before_log and all(line in kept for line in before_log)  # (a bot's move may follow)
     if await last_summary(page) == 0:
         after_cards = await page.eval_on_selector_all(
             "#my-hand .card[data-card]", "(nodes) => nodes.map((n) => n.dataset.card)"

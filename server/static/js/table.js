@@ -922,10 +922,38 @@ function actionLabel(action, hand) {
 
 // --- event log --------------------------------------------------------------------------------
 
+// "O que aconteceu" outlives a reload of this tab (sessionStorage: this tab, this account, this
+// table); a reload starts from a snapshot, which has no events, so what happened while the page
+// reloaded is not in it, and the log says where that gap is
+const LOG_KEY = `barajamos.log.${myName ?? ""}.${tableId}`;
+const LOG_LINES = 40;
+
 function log(text) {
   const list = $("log");
   list.prepend(el("li", {}, text));
-  while (list.children.length > 40) list.lastChild.remove();
+  while (list.children.length > LOG_LINES) list.lastChild.remove();
+  try {
+    // with the partner signals it tells, so that a snapshot's `partner_signals` are not told twice
+    sessionStorage.setItem(LOG_KEY, JSON.stringify({
+      lines: Array.from(list.children, (li) => li.textContent), signals: [...state.signalsSeen] }));
+  } catch {
+    // storage full or turned off: the log lives in the page only
+  }
+}
+
+function restoreLog() {
+  let kept;
+  try {
+    kept = JSON.parse(sessionStorage.getItem(LOG_KEY) ?? "null");
+  } catch {
+    return;
+  }
+  const strings = (list) => (Array.isArray(list) ? list.filter((item) => typeof item === "string") : []);
+  const lines = strings(kept?.lines).slice(0, LOG_LINES - 1);
+  if (!lines.length) return;
+  $("log").replaceChildren(...lines.map((line) => el("li", {}, line)));
+  state.signalsSeen = new Set(strings(kept.signals));
+  log("Página recarregada: o que aconteceu durante a recarga não aparece aqui.");
 }
 
 /** The fairness notes of each hand: kept visible in the Jogo justo box, out of the live log. */
@@ -1796,4 +1824,5 @@ $("leave-finished").addEventListener("click", async () => {
   if (await lobby("leave")) window.location.assign(back);
 });
 
+restoreLog();
 connect();
