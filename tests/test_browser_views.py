@@ -182,11 +182,14 @@ async def test_mao_de_onze_shows_the_partner_and_asks_play_or_run(
     assert await button_actions(page) == ["accept", "decline"]
     await expect(page.locator("#actions")).to_contain_text("Jogar a mão de onze (vale 3)")
     await expect(page.locator("#actions")).to_contain_text("Correr da mão de onze")
+    # what the hand is worth is what playing it makes it (it said "Vale 1")
+    await expect(page.locator("#hand-info")).to_contain_text("Vale 3 se for jogada")
     await screenshot(page, "table-mao-de-onze")
     await page.get_by_role("button", name="Jogar a mão de onze (vale 3)").click()
     assert table.received == [{"seat": 0, "do": "accept"}]
     # both partners said play: the hand is worth 3, my turn, and nobody may raise
     await expect(page.locator("#hand-value")).to_have_text("3")
+    await expect(page.locator("#hand-info")).not_to_contain_text("se for jogada")
     # called by its name, not "mão especial"
     await expect(page.locator("#log")).to_contain_text("Nossa dupla vai jogar a mão de onze.")
     playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')

@@ -1386,7 +1386,10 @@ function renderBoard() {
   // hand info
   const info = [];
   if (hand) {
-    info.push(el("span", {}, "Vale ", el("strong", { id: "hand-value" }, String(hand.value))));
+    // while the team at onze / dez decides, the hand is worth what playing it makes it (not 1)
+    const deciding = hand.request?.kind === "special" && !hand.result;
+    info.push(el("span", {}, "Vale ", el("strong", { id: "hand-value" }, String(deciding ? hand.request.value : hand.value)),
+      deciding ? " se for jogada" : ""));
     if (hand.kind === "onze" && hand.special_name) info.push(el("span", { class: "badge" }, hand.special_name));
     if (hand.kind === "ferro") info.push(el("span", { class: "badge" }, "mão de ferro"));
     if (hand.vira) info.push(el("span", { class: "vira" }, "Vira: ", cardFace(hand.vira, v)));
