@@ -44,7 +44,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     signup,
 )
 from truco.fairness import deal_cards, derive_deck, draw_first_dealer
-from truco.records import SIGNATURE_FIELDS, key_id_for
+from truco.records import SIGNATURE_FIELDS, RecordEnd, key_id_for
 from truco.variants import MatchConfig, TeamMode, Variant
 from verifier.samples import sample_signing_key, sample_table
 from verifier.signing import SigningKey, sign_record, sign_statement, signing_key_from_seed
@@ -412,7 +412,7 @@ async def test_my_hands_list_unnumbered_and_the_words_of_the_checks(
     section = page.locator(f'#hands-list section[data-table="{TABLE}"]')
     await expect(section.locator(".hand-list li")).to_have_count(len(RECORDS))
     # newest first, without list numbers that fight the hand numbers ("1. Mão 4")
-    assert await section.locator(".hand-list").evaluate("(n) => n.tagName") == "UL"
+    assert await section.locator(".hand-list").first.evaluate("(n) => n.tagName") == "UL"
     await expect(section.locator(".hand-list li").first).to_contain_text(f"Mão {len(RECORDS)}")
     # one rejected byte is "1 rejeitado"
     many = sample_table(
@@ -440,6 +440,39 @@ async def test_my_hands_list_unnumbered_and_the_words_of_the_checks(
 
 
 # --- the live table (table.js) --------------------------------------------------------------
+
+
+async def test_my_hands_are_grouped_by_match_newest_first(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a table's hands were one list: a rematch's "Mão 22 — 0 x 0" sat under "Mão 21 — 11 x 11
+    # → 12 x 11" with nothing between the matches
+    sample = sample_table(table_id=TABLE, config=MatchConfig(Variant.MINEIRO, 2, TeamMode.VOTE),
+                          hands=40, seed=11, last_end=RecordEnd.ABANDONMENT)
+    # the hands that end a match (the last one by an abandonment)
+    ends = [r["hand"] for r in sample.records if r["match_winner"] is not None]
+    assert len(ends) >= 3 and ends[-1] == len(sample.records)
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "revisao_2")
+    await page.route(
+        re.compile(r"/api/me/tables$"), json_route({"tables": [{"id": TABLE}], "next": None})
+    )
+    await serve_chain(page, TABLE, [sample.anchor_statement, *sample.records])
+    await page.goto(live_server.url("/me/hands"))
+    section = page.locator(f'#hands-list section[data-table="{TABLE}"]')
+    titles = section.locator("h3.match-title")
+    await expect(titles).to_have_count(len(ends))
+    last = sample.records[-1]["score_after"]
+    await expect(titles.first).to_have_text(
+        f"Partida {len(ends)} (terminada por abandono, {last[0]} x {last[1]})")
+    first = sample.records[ends[0] - 1]["score_after"]
+    await expect(titles.last).to_have_text(f"Partida 1 (terminada em {first[0]} x {first[1]})")
+    # each match's hands under its title, newest first
+    first_match = section.locator("ul.hand-list").last.locator("li")
+    await expect(first_match).to_have_count(ends[0])
+    await expect(first_match.first).to_contain_text(f"Mão {ends[0]}")
+    await expect(first_match.last).to_contain_text("Mão 1 ")
+    await expect(section.locator(".hand-list li")).to_have_count(len(sample.records))
 
 
 async def test_the_live_table_fails_a_record_that_drops_the_commitment_it_showed(

@@ -23,6 +23,31 @@ function handRow(record) {
     mine ? el("span", { class: "badge" }, "minha entropia guardada") : "");
 }
 
+/** A table's hands (oldest first) split into its matches: a match ends with the hand that has a
+ * winner, or that its abandonment or cancellation cut short. */
+function matches(records) {
+  const out = [];
+  let current = [];
+  for (const record of records) {
+    current.push(record);
+    if (record.match_winner !== null && record.match_winner !== undefined || record.end !== "completed") {
+      out.push(current);
+      current = [];
+    }
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+function matchTitle(hands, number) {
+  const last = hands[hands.length - 1];
+  const final = `${last.score_after[0]} x ${last.score_after[1]}`;
+  const how = last.end === "abandonment" ? `terminada por abandono, ${final}`
+    : last.end === "cancelled" ? "cancelada"
+      : last.match_winner !== null && last.match_winner !== undefined ? `terminada em ${final}` : "em andamento";
+  return `Partida ${number} (${how})`;
+}
+
 /** The offline command for a table's chain, pinned to the house's published keys, the current
  * one and every older one handed over to it (never the key the records carry: a forged chain
  * carries its forger's), as the hand page's command is. */
@@ -77,8 +102,11 @@ async function load() {
       el("h2", {}, `Mesa ${id} — ${VARIANT_NAME[first.variant] ?? first.variant} ${first.seats === 2 ? "1x1" : "2x2"}`),
       el("p", {}, el("a", { href: `/tables/${id}/chain`, download: `${id}-chain.json` }, "Baixar a cadeia inteira"),
         " · offline: ", el("code", { class: "cli-command" }, chainCommand(id, houseKeys))),
-      // newest first, unnumbered: list numbers would fight the hand numbers ("1. Mão 5")
-      el("ul", { class: "hand-list" }, records.slice().reverse().map(handRow))));
+      // newest match first, each match's hands newest first, unnumbered: list numbers would
+      // fight the hand numbers ("1. Mão 5")
+      matches(records).map((hands, i) => [hands, i + 1]).reverse().map(([hands, number]) => [
+        el("h3", { class: "match-title" }, matchTitle(hands, number)),
+        el("ul", { class: "hand-list" }, hands.slice().reverse().map(handRow))]).flat()));
   }
   list.replaceChildren(...sections);
   status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público${asked ? ` da mesa ${asked}` : ""}.`
