@@ -263,7 +263,9 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
     (`dummy_hash`), so it takes the time a wrong password of a real name takes."""
     if not isinstance(name, str) or not isinstance(password, str) or not name or not password:
         raise AccountError("bad_credentials", "Name and password are required.", 401)
-    name_lower = name.lower()
+    # a name no account can have (its form, or a 60 KB one) is an unknown name; its attempts
+    # are counted together, under "" (a name that long did not fit the attempts' index: a 500)
+    name_lower = name.lower() if NAME_RE.fullmatch(name) else ""
     # Count the recent failures and record this attempt in one transaction, under the name's
     # and the address's locks (always taken in that order), and record it as failed BEFORE the
     # password check: concurrent attempts then each see the others, so a burst of wrong
@@ -298,7 +300,7 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
             "RETURNING id",
             name_lower, remote,
         )
-    row = await pool.fetchrow(
+    row = None if not name_lower else await pool.fetchrow(
         "SELECT id, name, role, password_hash FROM users WHERE lower(name) = $1", name_lower
     )
     if row is None:

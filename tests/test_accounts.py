@@ -299,6 +299,18 @@ async def test_a_good_login_is_recorded_as_a_success(client: Client) -> None:
     assert [r["succeeded"] for r in rows] == [False, True]
 
 
+async def test_a_name_no_account_can_have_is_a_wrong_login(client: Client) -> None:
+    # a 60 KB name did not fit the login attempts' index: a 500 with a traceback in the log
+    token = await csrf(client)
+    for name in ("x" * 60_000, "a b", "é" * 10):
+        resp = await client.post("/api/login", json={"name": name, "password": "whatever 123"},
+                                 headers={"X-CSRF-Token": token})
+        assert resp.status == 401 and (await resp.json())["error"] == "bad_credentials"
+    # counted, all under one key, against the address's limit
+    rows = await client.app[POOL].fetch("SELECT name_lower, succeeded FROM login_attempts")
+    assert [(r["name_lower"], r["succeeded"]) for r in rows] == [("", False)] * 3
+
+
 async def test_a_non_ascii_csrf_token_is_a_wrong_one(client: Client) -> None:
     await csrf(client)
     resp = await client.post("/api/register", json={"name": "eva", "password": "good one 123"},
