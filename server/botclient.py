@@ -717,7 +717,17 @@ def audit_table(run: TableRun, records: dict[int, list[Json]],
         elif durable is None:
             stats.unverified += len(actions)  # the hand is still in play: no record yet
         if durable is not None:
-            stats.lost_durable += _missing_in_order(actions, of_seat(durable.get(hand, [])))
+            # a covered card is written by its position while its hand is in play (its face is
+            # its owner's: server.live.table.action_at_rest): compared without card or position
+            stats.lost_durable += _missing_in_order(
+                [_unfaced(a) for a in actions],
+                [_unfaced(a) for a in of_seat(durable.get(hand, []))])
+
+
+def _unfaced(action: Action) -> Action:
+    if action.kind is ActionKind.PLAY and action.covered:
+        return Action(action.seat, ActionKind.PLAY, covered=True)
+    return action
 
 
 def chain_actions(chain: list[Json]) -> dict[int, list[Json]]:

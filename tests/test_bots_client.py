@@ -161,6 +161,19 @@ def test_audit_counts_what_the_records_lack() -> None:
     assert stats.lost_events == 0
 
 
+def test_audit_finds_a_covered_card_written_by_its_position() -> None:
+    # while its hand is in play the row names a covered card's position, not its face
+    stats = RunStats()
+    run = TableRun("0123456789abcdef", listeners=1, matches=1, stats=stats)
+    covered = Action(1, ActionKind.PLAY, parse_card("4C"), covered=True)
+    run.acknowledged(AckedAction(1, 5, 2, covered), sent=0.0)
+    audit_table(run, {}, durable={2: [{"seat": 1, "do": "play", "covered": True,
+                                       "position": 2}]})
+    assert stats.lost_durable == 0
+    audit_table(run, {}, durable={2: [{"seat": 1, "do": "play", "card": "4C"}]})
+    assert stats.lost_durable == 1  # face up is another move
+
+
 # --- the command line ---------------------------------------------------------------------------
 
 def _one_line(text: str) -> str:

@@ -16,8 +16,8 @@ import asyncpg
 
 from server.live.model import AbandonConsequence, HandPhase, TableKind, TableStatus
 from server.live.seeds import SealedKind, SealError, unseal
-from server.live.table import Chain, HandRun, Seat, Streak, TableActor
-from truco import MatchConfig, action_from_json, apply
+from server.live.table import Chain, HandRun, Seat, Streak, TableActor, at_rest_action
+from truco import MatchConfig, apply
 from truco.fairness import commitment, seed_chain
 from truco.records import DealerChoice, parse_record, replay
 
@@ -175,8 +175,8 @@ async def _restore_hand(house: House, conn: Any, actor: TableActor) -> None:
     for a in await conn.fetch(
             "SELECT action FROM live_actions WHERE table_id = $1 AND hand = $2 ORDER BY idx",
             actor.id, number):
-        action = action_from_json(_loads(a["action"]))
         assert actor.state is not None
+        action = at_rest_action(actor.state, _loads(a["action"]))
         actor.state, _ = apply(actor.state, action)
         hand.actions.append(action)
 

@@ -111,6 +111,30 @@ RETRY_FIRST = 1.0
 RETRY_MAX = 30.0
 
 
+def action_at_rest(state: MatchState, action: Action) -> dict[str, Any]:
+    """An action as `live_actions` keeps it while its hand is in play. A covered card's face is
+    known to its owner only (RULES.md), and the deal is sealed with the seed (`seeds`): the row
+    names its position in the owner's hand, so that a leaked database or backup does not tell it.
+    `recovery` turns it back into the card from the unsealed deal; the hand's record, once the
+    hand is over, names the card (docs/RULE_DECISIONS.md, 16)."""
+    out = action_to_json(action)
+    if action.covered and action.card is not None:
+        assert state.hand is not None
+        del out["card"]
+        out["position"] = state.hand.hands[action.seat].index(action.card)
+    return out
+
+
+def at_rest_action(state: MatchState, obj: object) -> Action:
+    """`action_at_rest` read back against the dealt hand `state` it was applied to."""
+    action = action_from_json(obj)
+    if action.covered and action.card is None and action.position is not None:
+        assert state.hand is not None
+        card = state.hand.hands[action.seat][action.position]
+        action = Action(action.seat, action.kind, card=card, covered=True)
+    return action
+
+
 def at(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
@@ -1372,8 +1396,8 @@ class TableActor:
         statements = [(
             "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
             " VALUES ($1, $2, $3, $4::jsonb, $5, $6)",
-            (self.id, hand.number, len(hand.actions), orjson.dumps(action_to_json(action)).decode(),
-             automatic, at(self.now)),
+            (self.id, hand.number, len(hand.actions),
+             orjson.dumps(action_at_rest(self.state, action)).decode(), automatic, at(self.now)),
         ), *(extra or [])]
         seat = action.seat
         streak = self.streaks.get(seat)
