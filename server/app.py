@@ -339,6 +339,13 @@ def _wants_page(request: web.Request) -> bool:
             and "text/html" in request.headers.get("Accept", ""))
 
 
+async def _baseline_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """On every answer (JSON, errors, redirects, static files; pages add their CSP): no type
+    sniffing, and no address of the house's sent to another site."""
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+
+
 @web.middleware
 async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
@@ -606,6 +613,7 @@ def create_app(
     app[SESSION_SOCKETS] = {}
     app.cleanup_ctx.append(_database)
     app.on_startup.append(_dummy_hash)
+    app.on_response_prepare.append(_baseline_headers)
     app.router.add_get("/health", health, name="health")
     app.router.add_get("/metrics", metrics, name="metrics")
     app.router.add_get("/api/session", session_info, name="session")

@@ -626,6 +626,12 @@ async def test_pages_send_csp_and_refuse_foreign_redirects(
     )
     assert response.status == 303
     assert response.headers["Location"] == "/"
+    # every answer, not only pages: no type sniffing, no address of the house sent elsewhere
+    # (JSON, JSON errors, redirects and static files had neither)
+    for answer in (response, await client.get("/api/session"), await client.get("/hands/x-1"),
+                   await client.get("/static/js/common.js"), await client.get("/health")):
+        assert answer.headers["X-Content-Type-Options"] == "nosniff", answer.url
+        assert answer.headers["Referrer-Policy"] == "same-origin", answer.url
     # a form without its CSRF token changes nothing
     response = await client.post(
         "/login", data={"name": "jo_5", "password": PASSWORD}, allow_redirects=False
