@@ -256,6 +256,30 @@ async def _count_registration(pool: asyncpg.Pool, remote: str, per_hour: int) ->
         await conn.execute("INSERT INTO registration_attempts (remote) VALUES ($1)", remote)
 
 
+# how long the rows the limits count are kept: a day of login attempts (the limits look 15 min
+# back: a day leaves them to read after an incident), two of sign-ups (they look an hour back)
+ATTEMPTS_KEPT = timedelta(days=1)
+REGISTRATIONS_KEPT = timedelta(days=2)
+
+
+async def prune(pool: asyncpg.Pool) -> dict[str, int]:
+    """Delete what no limit and no session needs any more: old login and sign-up attempts and
+    expired sessions (none of them was ever deleted: every login left a row for good). Returns
+    how many rows of each went."""
+    gone: dict[str, int] = {}
+    for table, sql, arg in (
+            ("login_attempts", "DELETE FROM login_attempts WHERE at < now() - $1::interval",
+             ATTEMPTS_KEPT),
+            ("registration_attempts",
+             "DELETE FROM registration_attempts WHERE at < now() - $1::interval",
+             REGISTRATIONS_KEPT),
+            ("sessions", "DELETE FROM sessions WHERE expires_at < now() - $1::interval",
+             timedelta(0))):
+        status = await pool.execute(sql, arg)
+        gone[table] = int(status.split()[-1])
+    return gone
+
+
 async def authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str,
                        cost: PasswordCost) -> User:
     """The user `name` when `password` is theirs, under the login limits. `cost` is the house's

@@ -7,6 +7,7 @@ Resources live in `app.cleanup_ctx` (the database: the given URL, or the embedde
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import logging
@@ -587,6 +588,30 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
             embedded.stop()
 
 
+PRUNE_EVERY = 3600.0  # seconds between two prunings of the accounts' old rows
+
+
+async def _pruning(app: web.Application) -> AsyncIterator[None]:
+    """Old login and sign-up attempts and expired sessions are deleted once an hour (from a
+    minute after the start), in the background; a failure is logged and tried again later."""
+    async def run() -> None:
+        await asyncio.sleep(60.0)
+        while True:
+            try:
+                gone = await accounts.prune(app[POOL])
+                if any(gone.values()):
+                    log.info("pruned", extra=gone)
+            except (asyncpg.PostgresError, *DATABASE_UNREACHABLE) as exc:
+                log.warning("pruning failed", extra={"error": repr(exc)})
+            await asyncio.sleep(PRUNE_EVERY)
+
+    task = asyncio.create_task(run(), name="barajamos-prune")
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 async def _dummy_hash(app: web.Application) -> None:
     """Make the stand-in hash of unknown names' logins now, not at the first such login (which
     would take the time of a hash on top: that first one would still stand out)."""
@@ -612,6 +637,7 @@ def create_app(
     app[STARTED_AT] = time.time()
     app[SESSION_SOCKETS] = {}
     app.cleanup_ctx.append(_database)
+    app.cleanup_ctx.append(_pruning)
     app.on_startup.append(_dummy_hash)
     app.on_response_prepare.append(_baseline_headers)
     app.router.add_get("/health", health, name="health")

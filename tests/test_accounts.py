@@ -311,6 +311,36 @@ async def test_a_name_no_account_can_have_is_a_wrong_login(client: Client) -> No
     assert [(r["name_lower"], r["succeeded"]) for r in rows] == [("", False)] * 3
 
 
+async def test_old_attempts_and_expired_sessions_are_pruned(client: Client) -> None:
+    # nothing was ever deleted: every login and sign-up left a row for good
+    token = await signup(client, "poda")
+    await logout(client, token)
+    pool = client.app[POOL]
+    await pool.execute(
+        "INSERT INTO login_attempts (name_lower, remote, succeeded, at) VALUES"
+        " ('old', '10.0.0.1', false, now() - interval '25 hours'),"
+        " ('new', '10.0.0.1', false, now() - interval '23 hours')")
+    await pool.execute(
+        "INSERT INTO registration_attempts (remote, at) VALUES"
+        " ('10.0.0.1', now() - interval '49 hours'), ('10.0.0.2', now() - interval '47 hours')")
+    user = await pool.fetchval("SELECT id FROM users WHERE name = 'poda'")
+    await pool.execute(
+        "INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at) VALUES"
+        " ('\\x01', $1, 'a', now() - interval '1 second'), ('\\x02', $1, 'b', now() + interval"
+        " '1 day')", user)
+    logins = await pool.fetchval("SELECT count(*) FROM login_attempts")
+    signups = await pool.fetchval("SELECT count(*) FROM registration_attempts")
+    gone = await accounts.prune(pool)
+    assert gone == {"login_attempts": 1, "registration_attempts": 1, "sessions": 1}
+    assert await pool.fetchval("SELECT count(*) FROM login_attempts") == logins - 1
+    assert await pool.fetchval("SELECT count(*) FROM registration_attempts") == signups - 1
+    assert await pool.fetchval("SELECT count(*) FROM login_attempts WHERE name_lower = 'old'") == 0
+    assert [bytes(r["token_hash"]) for r in await pool.fetch(
+        "SELECT token_hash FROM sessions WHERE token_hash IN ('\\x01', '\\x02')")] == [b"\x02"]
+    assert await accounts.prune(pool) == {"login_attempts": 0, "registration_attempts": 0,
+                                          "sessions": 0}
+
+
 async def test_a_non_ascii_csrf_token_is_a_wrong_one(client: Client) -> None:
     await csrf(client)
     resp = await client.post("/api/register", json={"name": "eva", "password": "good one 123"},
