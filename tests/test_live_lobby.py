@@ -459,3 +459,29 @@ async def test_one_player_cannot_fill_the_lobby_with_tables(live: Live) -> None:
         assert (status, body["error"]) == (409, "too_many_tables")
     finally:
         await _close(ana, bia, caio)
+
+
+async def test_one_player_cannot_start_tables_without_end(live: Live) -> None:
+    # a security review started 2,158 training tables (6,474 bots) from one account in 14 s:
+    # only the tables still waiting were counted
+    ana, bia = await players(live.base, "ana", "bia")
+    limit = live.house.settings.max_playing_tables
+    try:
+        playing = []
+        for _ in range(limit):
+            table = await create_table(ana, "mineiro", 2, "training")
+            status, _ = await ana.post(f"/api/tables/{table['id']}/start")
+            assert status == 200
+            playing.append(table["id"])
+        tables = await live.app[POOL].fetchval("SELECT count(*) FROM live_tables")
+        status, body = await ana.post("/api/tables", {"variant": "paulista", "seats": 2,
+                                                      "kind": "private"})
+        assert (status, body["error"]) == (409, "too_many_matches")
+        assert await live.app[POOL].fetchval("SELECT count(*) FROM live_tables") == tables
+        await create_table(bia, "paulista", 2, "training")  # others are not limited by ana's
+        # a match left (resigned) no longer counts
+        status, _ = await ana.post(f"/api/tables/{playing[0]}/leave")
+        assert status == 200
+        await create_table(ana, "paulista", 2, "training")
+    finally:
+        await _close(ana, bia)

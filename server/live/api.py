@@ -114,6 +114,12 @@ async def create_table(request: web.Request) -> web.StreamResponse:
         raise LiveError("too_many_tables",
                         f"You already sit at {waiting} tables waiting for players: start or"
                         " leave one of them first.", 409)
+    playing = sum(1 for actor in house.tables.values()
+                  if actor.status is TableStatus.PLAYING and actor.seat_of(user.id) is not None)
+    if playing >= house.settings.max_playing_tables:
+        raise LiveError("too_many_matches",
+                        f"You already play at {playing} tables: finish or leave one of them"
+                        " first.", 409)
     actor = await house.create_table(user.id, user.name, MatchConfig(variant, seats, mode), kind)
     return await _table_reply(actor, user.id, status=201)
 

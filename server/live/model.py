@@ -91,6 +91,10 @@ class LiveSettings:
     # tables not yet started that one player may sit at when creating another: one player
     # cannot fill the lobby's list (it shows `list_limit` open tables) with tables of their own
     max_open_tables: int = 5
+    # matches in play that one player may sit at when creating another table: nobody plays
+    # more at once, and every table started costs the house memory and rows (a script started
+    # 2,158 training tables from one account in 14 s)
+    max_playing_tables: int = 8
     # table sockets one user may hold open at once (every tab of a table page holds one): one
     # account cannot multiply the per-connection rate limit, or the memory a socket costs
     max_sockets_per_user: int = 32
