@@ -103,6 +103,23 @@ async def test_a_team_vote_counts_down_and_names_the_raise(
     await page.context.close()
 
 
+async def test_a_raise_the_team_voted_for_is_the_teams(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # I vote to raise, then my partner does: the log credited the raise to the last voter
+    state = paulista_2x2()
+    table = ReviewTable(state, seat=0, names=["voto_2", "b1", "b2", "b3"],
+                        script=[[Action(1, ActionKind.RAISE)], [Action(2, ActionKind.RAISE)]])
+    page = await open_table(live_server, browser, table, "voto_2")
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    await page.get_by_role("button", name="Seis! (aumentar para 6)").click()
+    log = page.locator("#log")
+    await expect(log).to_contain_text("Nossa dupla pediu seis! (vale 6)")
+    await expect(log).not_to_contain_text("(parceiro) pediu seis")
+    await expect(log).to_contain_text("pediu truco! (vale 3)")  # a seat's own raise is its own
+    await page.context.close()
+
+
 async def test_mao_de_dez_votes_use_the_buttons_words(
     live_server: LiveServer, browser: Browser
 ) -> None:

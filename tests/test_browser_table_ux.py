@@ -304,6 +304,20 @@ async def test_argentino_envido_by_name_with_its_worth_and_totals(
     assert not re.search(r"\((E|EE|R|F)\)", text) and "votou" not in text, text
 
 
+async def test_an_argentino_mazo_says_the_point_for_the_envido_that_could_be_called(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the hand worth 1 on screen, the other side scored 2: nothing said where the 2nd came from
+    state = new_match(MatchConfig(Variant.ARGENTINO, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["7S", "6S", "AD"], ["5H", "4H", "KC"]]))
+    table = ReviewTable(state, seat=0, names=["mazo_0", "bot"])
+    page = await open_table(live_server, browser, table, "mazo_0")
+    await page.get_by_role("button", name="Ir al mazo").click()
+    await expect(page.locator("#summary-result")).to_have_text(
+        "Robô 2 marcou 2 pontos: você foi al mazo; 1 ponto a mais porque o envido ainda podia"
+        " ser cantado.")
+
+
 async def test_argentino_words_for_a_declined_truco(
     live_server: LiveServer, browser: Browser
 ) -> None:
@@ -314,7 +328,7 @@ async def test_argentino_words_for_a_declined_truco(
     page = await open_table(live_server, browser, table, "palabra_0")
     await page.get_by_role("button", name="Truco! (vale 2)").click()
     await expect(page.locator("#log")).to_contain_text(
-        "Robô 2 disse no quiero: o outro lado marca 1 ponto."
+        "Robô 2 disse no quiero: você marca 1 ponto."
     )
     await expect(page.locator("#summary-result")).to_have_text(
         "Você marcou 1 ponto: Robô 2 disse no quiero."

@@ -288,13 +288,15 @@ function handle(message) {
       state.viewHand = message.hand;
       state.pending = message.pending ?? [];
       state.absent = new Set(message.absent ?? []);
+      // a raise or an envido call that a team vote decided is the team's, not its last voter's
+      const byVote = message.events.some((event) => event.type === "vote_cast");
       for (const event of message.events) {
         // a seat that acted itself ends its streak of automatic actions (the server's too: it
         // says so with an `absent` event only when the seat was absent, not after a `back`)
         if (OWN_MOVES.has(event.type) && Number.isInteger(event.seat) && !event.automatic) {
           state.automatic[event.seat] = 0;
         }
-        describeEvent(event, message.view, message.hand, before);
+        describeEvent(event, message.view, message.hand, before, byVote);
       }
       break;
     }
@@ -875,8 +877,13 @@ function handEndReason(result, view) {
       return arg ? `${teamMid(loser)} disse no quiero` : `${teamMid(loser)} correu do pedido`;
     case "ran":
       return `${loser === null ? "quem estava nela" : teamMid(loser)} correu da ${view?.hand?.special_name || "mão de onze"}`;
-    case "fold":
-      return `${teamMid(loser)}${seatCount() === 4 ? " inteira" : ""} foi al mazo`;
+    case "fold": {
+      // RULES.md: 1 more when envido could still have been called (round 1, none called, truco
+      // not answered): the hand's value on screen does not say where that point came from
+      const bonus = arg && result.points > (view?.hand?.value ?? result.points)
+        ? `; ${pointsText(result.points - view.hand.value)} a mais porque o envido ainda podia ser cantado` : "";
+      return `${teamMid(loser)}${seatCount() === 4 ? " inteira" : ""} foi al mazo${bonus}`;
+    }
     case "match_ended":
       return "o envido encerrou a partida";
     case "abandoned":
@@ -963,7 +970,7 @@ function fairLog(text) {
   while (list.children.length > 40) list.lastChild.remove();
 }
 
-function describeEvent(event, view, handNumber, before = null) {
+function describeEvent(event, view, handNumber, before = null, byVote = false) {
   const v = view?.variant ?? variant();
   // the hand a vote answered: the request was pending in the view before the update
   const voted = before?.hand?.request ? before.hand : view?.hand;
@@ -978,13 +985,14 @@ function describeEvent(event, view, handNumber, before = null) {
       log(`${seatName(event.seat)} ${event.covered ? "cobriu uma carta" : `jogou ${cardLabel(event.card, v)}`}${event.automatic ? " (automático)" : ""}.`);
       break;
     case "raise_requested":
-      log(`${seatName(event.seat)} pediu ${event.name}! (vale ${event.value})`);
+      log(`${byVote ? teamName(event.team) : seatName(event.seat)} pediu ${event.name}! (vale ${event.value})`);
       break;
     case "raise_accepted":
       log(`${teamName(event.team)} ${v === "argentino" ? "disse quiero" : "aceitou"}: a mão vale ${event.value}.`);
       break;
     case "raise_declined":
-      log(`${teamName(event.team)} ${v === "argentino" ? "disse no quiero" : "correu"}: o outro lado marca ${pointsText(event.points)}.`);
+      // the side that scores named ("o outro lado" left the player to work out which it was)
+      log(`${teamName(event.team)} ${v === "argentino" ? "disse no quiero" : "correu"}: ${teamMid(1 - event.team)} marca ${pointsText(event.points)}.`);
       break;
     case "vote_cast":
       // 1x1: no vote, the answer itself (raise_accepted, ...) is logged; only the clock's is said
@@ -1005,7 +1013,7 @@ function describeEvent(event, view, handNumber, before = null) {
       break;
     }
     case "envido_called":
-      log(`${seatName(event.seat)} cantou ${envidoChain(event.chain.slice(-1))}!${event.chain.length > 1 ? ` (${envidoChain(event.chain)})` : ""}`);
+      log(`${byVote ? teamName(event.team) : seatName(event.seat)} cantou ${envidoChain(event.chain.slice(-1))}!${event.chain.length > 1 ? ` (${envidoChain(event.chain)})` : ""}`);
       break;
     case "envido_accepted":
       log(`Envido querido (${envidoChain(event.chain)}): ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}${event.tantos.length < (view?.seats ?? seatCount()) ? "; os outros: son buenas" : ""}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
