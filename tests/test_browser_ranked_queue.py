@@ -169,6 +169,13 @@ async def test_the_arena_page_refreshes_and_takes_its_player_to_the_table(
     await expect(ana).to_have_title("(Partida encontrada) Arena · Barajamos")
     await expect(ana.get_by_role("link", name="Ir para a mesa")).to_have_attribute(
         "href", f"/t/{table}")
+    # back from the table, the arena page links it; a tab that has not been at that table
+    # (the player was elsewhere when it was formed) goes to it, its clock running
+    await ana.wait_for_timeout(2000)
+    assert ana.url.endswith("/arena")
+    other = await ana.context.new_page()
+    await other.goto(live.url("/arena"))
+    await other.wait_for_url(f"**/t/{table}")
 
 
 async def stale_answer(page: Page, path: str, stale: Callable[[dict[str, Any]], bool],

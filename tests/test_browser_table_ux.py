@@ -23,6 +23,7 @@ from server.accounts import register
 from server.app import PASSWORD_COST, POOL
 from server.ranked import ledger, ratings
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    STEP_TIMEOUT_MS,
     LiveServer,
     Policy,
     browser_fixture,
@@ -641,6 +642,27 @@ async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names
         "href", "/arena")
     await expect(box.get_by_role("link", name="Voltar à fila ranqueada")).to_be_hidden()
     await expect(page.locator("#match-over-standing")).to_be_hidden()
+    await page.context.close()
+
+    # the arena pairs me again at once: the finished table's page takes me there (I sat on
+    # it reading the end while the next table's clock ran, and abandoned it unseen)
+    nxt = "fedcba9876543210"
+    arenas: dict[str, Any] = {"arenas": [{"id": "a1", "state": "running", "joined": True,
+                                          "table": TABLE_ID, "standings": []}]}
+    table = ReviewTable(state, seat=0, names=["arena_1", "rival_b"], people={1}, kind="arena")
+    page = await open_table(live_server, browser, table, "arena_1")
+    await page.route(re.compile(r"/api/ranked/arenas$"), lambda route: route.fulfill(
+        status=200, content_type="application/json", body=json.dumps(arenas)))
+    await page.route(re.compile(rf"/t/{nxt}$"), lambda route: route.fulfill(
+        status=200, content_type="text/html", body="<h1>next</h1>"))
+    table.abandon(1)
+    await expect(page.locator("#match-over")).to_be_visible()
+    await page.wait_for_timeout(2500)  # a poll or two: no other table yet
+    assert page.url.endswith(f"/t/{TABLE_ID}")
+    arenas["arenas"][0]["table"] = nxt
+    await expect(page.locator("#arena-next")).to_contain_text(
+        "Sua próxima partida da arena começou", timeout=STEP_TIMEOUT_MS)
+    await page.wait_for_url(re.compile(rf"/t/{nxt}$"))
     await page.context.close()
 
     # a spectator of a 1x1 (the review saw "Dupla A / Dupla B"): the players by name

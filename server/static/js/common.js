@@ -298,3 +298,32 @@ export function rememberPlayedHand(entry) {
     // see rememberContribution
   }
 }
+
+// --- the tables this tab opened (sessionStorage) ----------------------------------------------
+// The ranked and arena pages open a table formed for the player by themselves, unless the player
+// has already been at it (back from the table, they are not sent there again): a table formed
+// while the player was elsewhere (reading the end of the last arena table, say) runs its clock.
+const OPENED_KEY = "barajamos.tables.opened";
+
+function openedTables() {
+  try {
+    const list = JSON.parse(sessionStorage.getItem(OPENED_KEY) ?? "[]");
+    return Array.isArray(list) ? list : [];
+  } catch {
+    return [];
+  }
+}
+
+export function rememberOpenedTable(table) {
+  const list = openedTables().filter((t) => t !== table);
+  list.unshift(table);
+  try {
+    sessionStorage.setItem(OPENED_KEY, JSON.stringify(list.slice(0, 50)));
+  } catch {
+    // storage refused: the pages only link the table, as without script
+  }
+}
+
+export function openedTable(table) {
+  return openedTables().includes(table);
+}

@@ -3,7 +3,7 @@
 // regions (polite live regions), and open the table the pairing formed for the player. Without
 // script the pages reload themselves (<noscript> refresh) and link to the table instead.
 
-import { api, csrf, el } from "./common.js";
+import { api, csrf, el, openedTable } from "./common.js";
 
 const WAITING = new Set(["inviting", "queued", "paired"]);
 const FOUND = "(Partida encontrada) ";
@@ -21,7 +21,8 @@ const ARENA_STARTED = "Sua partida da arena começou: o relógio da mesa está c
 // after the reload: the table may have opened between the poll that saw the change and the
 // reloaded page (a duo accepted, then the pairing and the launch came within the reload), and a
 // page that only linked the table would leave its player there while their clock runs. A page the
-// player opened themselves with a table on (back from the table) links it and does not follow.
+// player opened themselves with a table on follows it too when this tab has not been at that
+// table yet (common.js openedTable); back from the table, it links it and does not follow.
 const FOLLOW_KEY = "barajamos.ranked.follow";
 
 function reloadFollowing() {
@@ -132,8 +133,10 @@ function queuePage(root) {
   const followed = reloadedFollowing();
   const noticeNode = document.getElementById("queue-notice");
   if (root.dataset.state === "seated") {
-    // the table is linked; followed there only when this page reloaded itself while waiting
-    if (followed && root.dataset.table) openTable(root.dataset.table, noticeNode, QUEUE_STARTED);
+    // followed there when this page reloaded itself while waiting, or when this tab has not been
+    // at that table yet; back from it, the page only links it
+    const table = root.dataset.table;
+    if (table && (followed || !openedTable(table))) openTable(table, noticeNode, QUEUE_STARTED);
     return;
   }
   const waitMs = Number(root.dataset.pollMs) || 2000;
@@ -196,8 +199,9 @@ function arenaPage(root) {
   const waitMs = Number(root.dataset.pollMs) || 5000;
   const known = root.dataset.table || null;
   const tableNode = document.getElementById("arena-table");
-  if (followed && known) {
-    // the table was formed while this page reloaded itself: followed, as a poll would have
+  if (known && (followed || !openedTable(known))) {
+    // the table was formed while this page reloaded itself, or while the player was elsewhere
+    // (this tab has not been at it): followed, as a poll would have
     openTable(known, tableNode, ARENA_STARTED);
     return;
   }

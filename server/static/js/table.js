@@ -6,7 +6,8 @@
 
 import {
   api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKeys,
-  KIND_NAME, myContribution, playerName, rememberContribution, rememberPlayedHand, rememberSeenCommitment, seenCommitment,
+  KIND_NAME, myContribution, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
+  rememberSeenCommitment, seenCommitment,
   setContributionState, VARIANT_NAME,
 } from "./common.js";
 import { bytesToHex, VERSION, verifyHandRecord, verifySignature } from "./fairness.js";
@@ -1332,9 +1333,44 @@ function renderMatchOver(table) {
   // ranked and arena tables play one match: the way on is the queue or the arena
   $("back-ranked").hidden = !over || table.kind !== "ranked";
   $("back-arena").hidden = !over || table.kind !== "arena";
+  if (over && table.kind === "arena" && seated()) followArena();
   $("see-standing").hidden = !over || table.kind !== "ranked";
   if (!over || table.kind !== "ranked" || !seated()) $("match-over-standing").hidden = true;
   else showStanding(table.match);
+}
+
+// An arena pairs its entrants again as soon as their table ends, and the next table's clocks run
+// from its first deal: a player still reading this table's end would abandon the next one
+// unseen. So the finished arena table follows the player there, as the arena page does.
+const ARENA_POLL_MS = 2000;
+const ARENA_ANNOUNCE_MS = 1200; // said (polite live region) before the page goes
+let arenaFollowed = false;
+
+function followArena() {
+  if (arenaFollowed) return;
+  arenaFollowed = true;
+  const poll = async () => {
+    let data;
+    try {
+      data = await api("GET", "/api/ranked/arenas");
+    } catch (err) {
+      if (err.status !== 401) setTimeout(poll, 2 * ARENA_POLL_MS);
+      return;
+    }
+    const next = data.arenas.find((a) => a.table && a.table !== tableId)?.table ?? null;
+    if (next) {
+      const note = $("arena-next");
+      note.replaceChildren("Sua próxima partida da arena começou: o relógio da mesa está correndo. Abrindo a mesa… ",
+        el("a", { class: "button", href: `/t/${next}` }, "Ir para a mesa"));
+      note.hidden = false;
+      document.title = `(Partida encontrada) ${document.title}`;
+      setTimeout(() => window.location.assign(`/t/${next}`), ARENA_ANNOUNCE_MS);
+      return;
+    }
+    // still an entrant of an arena that pairs: the next table may come
+    if (data.arenas.some((a) => a.joined && a.state !== "closed")) setTimeout(poll, ARENA_POLL_MS);
+  };
+  poll();
 }
 
 function renderSeating(table) {
@@ -1835,5 +1871,6 @@ $("leave-finished").addEventListener("click", async () => {
   if (await lobby("leave")) window.location.assign(back);
 });
 
+rememberOpenedTable(tableId);
 restoreLog();
 connect();
