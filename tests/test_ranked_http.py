@@ -487,6 +487,33 @@ async def test_a_player_appeals_a_record_once(house: House) -> None:
     assert stored.appeal_text == "Minha internet caiu no meio da mão."
 
 
+async def test_an_appeal_is_counted_as_typed_and_never_lost(house: House) -> None:
+    # a browser sends each line break as CRLF: 1999 characters with 9 line breaks, let through
+    # by the textarea's maxlength, were refused as 2008, and the page came back with an empty box
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    too_long = "x" * 2001
+    page = await bia.post(f"/me/abandonments/{record.id}/appeal", form={"text": too_long})
+    assert page.status == 400 and f">{too_long}</textarea>" in await page.text()
+    typed = "\r\n".join(["y" * 199] * 10)  # 1999 characters as the textarea counts them
+    assert len(typed.replace("\r\n", "\n")) == 1999
+    resp = await bia.post(f"/me/abandonments/{record.id}/appeal", form={"text": typed})
+    assert resp.status == 303
+    stored = await review.get_record(house.pool, record.id)
+    assert stored.appeal_text == typed.replace("\r\n", "\n")
+
+
+async def test_a_refused_note_keeps_the_decision_chosen(house: House) -> None:
+    op = await house.player("judge", operator=True)
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    page = await op.post(f"/operator/abandonments/{record.id}/decision",
+                         form={"decision": "overturn", "note": "   "})
+    text = await page.text()
+    assert page.status == 400 and '<option value="overturn" selected>' in text
+    assert (await review.get_record(house.pool, record.id)).status.value == "pending"
+
+
 async def test_the_appeal_form_redirects_back_to_the_record(house: House) -> None:
     ana, bia = await house.player("ana"), await house.player("bia")
     record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record

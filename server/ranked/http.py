@@ -1176,11 +1176,11 @@ def _me_context(standing: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def me_page(request: web.Request, *, error: str | None = None, error_record: int = 0,
-                  status: int = 200) -> web.Response:
+                  status: int = 200, appeal: str = "") -> web.Response:
     user = _page_user(request)
     standing = await _standing(request, user)
     return render(request, "ranked/me.html", status=status, error=error,
-                  error_record=error_record, **_me_context(standing))
+                  error_record=error_record, appeal=appeal, **_me_context(standing))
 
 
 async def appeal_form(request: web.Request) -> web.Response:
@@ -1194,8 +1194,10 @@ async def appeal_form(request: web.Request) -> web.Response:
     try:
         await review.appeal(_pool(request), record_id, user.id, body.get("text"))
     except StoreError as exc:
+        # the appeal typed comes back in its box: one appeal per record, not to be typed again
+        text = body.get("text")
         return await me_page(request, error=_pt(exc), error_record=record_id,
-                             status=_status_of(exc))
+                             status=_status_of(exc), appeal=text if isinstance(text, str) else "")
     return _see_other(f"/me?appealed={record_id}#record-{record_id}")
 
 
@@ -1476,7 +1478,7 @@ DECISION_NOTE_PT: Final = "Escreva o texto da nota da decisão (de 1 a 2000 cara
 
 async def record_page(request: web.Request, *, error: str | None = None,
                       status: int = 200, error_field: str | None = None,
-                      note: str = "") -> web.StreamResponse:
+                      note: str = "", decision: str = "") -> web.StreamResponse:
     checked = _page_operator(request)
     if isinstance(checked, web.Response):
         return checked
@@ -1503,7 +1505,7 @@ async def record_page(request: web.Request, *, error: str | None = None,
         # the form sends back the state it shows: a decision on a record that changed since
         # (an appeal filed, another operator's decision) is refused, not taken on a stale page
         review_state=record.review_state.token, error_field=error_field, note=note,
-        done=request.query.get("done"))
+        decision=decision, done=request.query.get("done"))
 
 
 async def decision_form(request: web.Request) -> web.StreamResponse:
@@ -1528,9 +1530,13 @@ async def decision_form(request: web.Request) -> web.StreamResponse:
         # the page again, as the record is now, with the note the operator wrote kept in its
         # field (a refusal about the note is said at the note)
         field = "note" if exc.code == "bad_text" else None
+        # a refusal of the note keeps the choice made too (the record did not change); after
+        # any other the operator chooses again, on the record as it is now
+        chosen = body.get("decision") if field else None
         return await record_page(
             request, error=DECISION_NOTE_PT if field else _pt(exc), status=_status_of(exc),
-            error_field=field, note=note if isinstance(note, str) else "")
+            error_field=field, note=note if isinstance(note, str) else "",
+            decision=chosen if isinstance(chosen, str) else "")
     return _see_other(f"/operator/abandonments/{record_id}?done={decision.value}")
 
 

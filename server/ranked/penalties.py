@@ -168,9 +168,11 @@ class Ruling:
 def _text(text: object, limit: int, what: str) -> str:
     if not isinstance(text, str):
         raise ReviewError("bad_text", f"The {what} is a text (a JSON string).")
-    if not text.strip():
+    # a browser's form sends each line break as CRLF: a text the textarea's maxlength let
+    # through came here up to a character a line longer than it
+    text = text.replace("\r\n", "\n").strip()
+    if not text:
         raise ReviewError("bad_text", f"The {what} must not be empty.")
-    text = text.strip()
     if len(text) > limit:
         raise ReviewError("bad_text", f"The {what} takes at most {limit} characters.")
     return text
