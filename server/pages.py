@@ -10,6 +10,7 @@ are real HTML forms that work without JavaScript. See docs/BROWSER.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -293,6 +294,12 @@ async def verifier_download(request: web.Request) -> web.Response:
         "X-Content-Type-Options": "nosniff"})
 
 
+def _back_to(page: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def back(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=303, headers={"Location": page})
+    return back
+
+
 async def my_hands(request: web.Request) -> web.Response:
     if current_user(request) is None:
         return _login_wall(request)
@@ -385,4 +392,8 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/me/hands", my_hands, name="my_hands")
     app.router.add_get("/account", account_page, name="account_page")
     app.router.add_post("/account/password", password_form, name="password_form")
+    # a refused form's page stays at its address: opened again, a GET goes to the form's page
+    for path, page in (("/signup", "/"), ("/login", "/"), ("/logout", "/"),
+                       ("/account/password", "/account")):
+        app.router.add_get(path, _back_to(page))
     app.router.add_static("/static/", STATIC_DIR, name="static", append_version=False)

@@ -514,6 +514,20 @@ async def test_a_refused_note_keeps_the_decision_chosen(house: House) -> None:
     assert (await review.get_record(house.pool, record.id)).status.value == "pending"
 
 
+async def test_a_forms_address_opened_again_leads_to_its_page(house: House) -> None:
+    # a refused form's page stays at the form's address; opened again (Enter, a restored tab)
+    # it answered a 405 in English JSON
+    op = await house.player("judge", operator=True)
+    for path, page in (("/ranked/queue", "/ranked"), ("/ranked/queue/leave", "/ranked"),
+                       ("/me/abandonments/7/appeal", "/me"),
+                       ("/operator/abandonments/7/decision", "/operator/abandonments/7"),
+                       ("/operator/abandonments/x/decision", "/operator/abandonments"),
+                       ("/signup", "/"), ("/login", "/"), ("/logout", "/"),
+                       ("/account/password", "/account"), ("/arena/3/join", "/arena")):
+        resp = await op.get(path)
+        assert (resp.status, resp.headers.get("Location")) == (303, page), path
+
+
 async def test_the_appeal_form_redirects_back_to_the_record(house: House) -> None:
     ana, bia = await house.player("ana"), await house.player("bia")
     record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record

@@ -1252,6 +1252,21 @@ async def _arena_back(request: web.Request) -> web.StreamResponse:
     return _see_other("/arena")
 
 
+# A refused form's page stays at the form's address: opened again (Enter in the address bar, a
+# restored tab) it is a GET, answered with the page the form is on instead of a 405 in JSON.
+async def _queue_back(request: web.Request) -> web.StreamResponse:
+    return _see_other("/ranked")
+
+
+async def _appeal_back(request: web.Request) -> web.StreamResponse:
+    return _see_other("/me")
+
+
+async def _decision_back(request: web.Request) -> web.StreamResponse:
+    record = ascii_uint(request.match_info["record"])
+    return _see_other(f"/operator/abandonments/{record}" if record else "/operator/abandonments")
+
+
 async def arena_create_form(request: web.Request) -> web.StreamResponse:
     checked = _page_operator(request, "/arena")
     if isinstance(checked, web.Response):
@@ -1619,6 +1634,9 @@ def setup(app: web.Application) -> None:
     r.add_post("/ranked/queue/leave", ranked_leave_form, name="ranked_leave_form")
     r.add_get("/me", _signed_in(me_page), name="me_page")
     r.add_post("/me/abandonments/{record}/appeal", appeal_form, name="appeal_form")
+    r.add_get("/me/abandonments/{record}/appeal", _appeal_back, name="appeal_form_back")
+    r.add_get("/ranked/queue", _queue_back, name="ranked_join_form_back")
+    r.add_get("/ranked/queue/leave", _queue_back, name="ranked_leave_form_back")
     r.add_get("/leaderboard", leaderboard_page, name="leaderboard_page")
     r.add_get("/arena", _signed_in(arena_page), name="arena_page")
     r.add_post("/arena", arena_create_form, name="arena_create_form")
@@ -1631,6 +1649,8 @@ def setup(app: web.Application) -> None:
               name="operator_record_page")
     r.add_post("/operator/abandonments/{record}/decision", decision_form,
                name="operator_decision_form")
+    r.add_get("/operator/abandonments/{record}/decision", _decision_back,
+              name="operator_decision_form_back")
     r.add_get("/operator/audit", _signed_in(audit_page), name="operator_audit_page")
     r.add_get("/operator/live-abandonments/{abandonment}", _signed_in(live_record_page),
               name="operator_live_record_page")
