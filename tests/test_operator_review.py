@@ -115,7 +115,8 @@ async def test_live_and_review_records_link_both_ways_and_keep_the_leave(
         assert "Saiu da mesa: o abandono que encerrou a partida" in text
         assert 'href="/operator/live-abandonments/2"' in text
         assert 'href="/api/operator/abandonments/2"' in text
-        assert "lugar 1 · equipe 1" in text
+        # counted from 1, as the table says it; no team at 1x1
+        assert 'id="record-seat">lugar 2<' in text and "equipe" not in text
         assert 'id="record-opponents">ana<' in text
         assert 'data-trigger="left"' in text and 'data-consequence="forfeit"' in text
         assert "não se conectou em nenhum momento da partida" in text
