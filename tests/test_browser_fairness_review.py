@@ -157,6 +157,11 @@ async def test_a_seed_chosen_after_the_entropy_fails_against_the_signed_anchor(
             )
         )
         await expect(check(page, "seed-chain")).to_have_attribute("data-status", "pass")
+        # a 1x1 match is won by a seat, not a "dupla"
+        won = record["match_winner"]
+        if won is not None:
+            await expect(page.locator("#rec-score")).to_contain_text(
+                f"(partida ganha pelo lugar {won + 1})")
         times = record["hand"]
         await expect(check(page, "seed-chain")).to_contain_text(
             f"com SHA-256 aplicado {times} {'vez' if times == 1 else 'vezes'}, chega à âncora"

@@ -96,6 +96,9 @@ async def test_an_operator_overturns_an_appealed_abandonment(
     await records.get_by_role("link").click()
     await expect(judge.get_by_role("heading", name="Registro de abandono 2")).to_be_visible()
     await expect(judge.locator("#appeal-text")).to_have_text("A luz acabou no bairro inteiro.")
+    # what was typed keeps its line breaks (they were shown as one line)
+    assert await judge.locator("#appeal-text").evaluate(
+        "(n) => getComputedStyle(n).whiteSpace") == "pre-line"
     timeline = judge.locator("#timeline li")
     await expect(timeline).to_have_count(len(EVIDENCE))
     await expect(timeline.nth(0)).to_contain_text("Desconectou")

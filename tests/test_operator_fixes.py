@@ -325,6 +325,11 @@ async def test_list_rows_say_exempt_how_they_abandoned_and_open_appeals_filter(
     assert f'href="/operator/abandonments/{waiting.id}"' in text
     assert f'href="/operator/abandonments/{answered.id}"' not in text
     assert '<option value="open" selected>' in text
+    # 1x1 / 2x2 is a field of the form (it was taken from the address only, and dropped by the
+    # next "Filtrar")
+    text = await (await op.get("/operator/abandonments?seats=4")).text()
+    assert '<select id="f-seats" name="seats">' in text and '<option value="4" selected>' in text
+    assert f'href="/operator/abandonments/{waiting.id}"' not in text  # a 1x1 record
 
 
 # --- 6, 7: numbers and messages -------------------------------------------------------------------

@@ -111,7 +111,7 @@ function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   $("rec-seed").textContent = r.seed;
   $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
-  $("rec-score").textContent = `${r.score_before[0]} x ${r.score_before[1]} → ${r.score_after[0]} x ${r.score_after[1]}${r.match_winner === null ? "" : ` (partida ganha pela dupla ${r.match_winner === 0 ? "A" : "B"})`}`;
+  $("rec-score").textContent = `${r.score_before[0]} x ${r.score_before[1]} → ${r.score_after[0]} x ${r.score_after[1]}${r.match_winner === null ? "" : ` (partida ganha ${r.seats === 4 ? `pela dupla ${r.match_winner === 0 ? "A" : "B"}` : `pelo lugar ${r.match_winner + 1}`})`}`;
   $("rec-key").textContent = `${r.key_id} · ${r.public_key}`;
   // the record cannot tell a bot (bots send no entropy) from an absent player; this browser
   // knows the bots of the hands it played (table.js keeps them), else both are said possible
