@@ -514,6 +514,26 @@ async def test_a_refused_note_keeps_the_decision_chosen(house: House) -> None:
     assert (await review.get_record(house.pool, record.id)).status.value == "pending"
 
 
+async def test_an_overturned_arena_record_does_not_say_it_gave_anything_back(
+        house: House) -> None:
+    # /me said "a casa devolveu o que ele custou" and "0 fichas e +0,0 pontos" for an arena
+    # record: an arena has no stake nor rating, and its loss stays
+    op = await house.player("judge", operator=True)
+    ana, bia = await house.player("ana"), await house.player("bia")
+    settled = await settle_match(
+        house.pool, table_id=TABLE, match_number=1, kind=TableKind.ARENA, variant=P, seats=2,
+        users_by_seat=[ana.id, bia.id], termination=Termination.ABANDONMENT, winner_team=0,
+        forfeit_seat=1, restart_overlap=False, evidence=EVIDENCE,
+        started_at=house.now() - timedelta(minutes=10), ended_at=house.now())
+    record = settled.record
+    await op.json(f"/api/ranked/operator/abandonments/{record.id}/decision",
+                  {"decision": "overturn", "note": "Queda geral de energia."})
+    text = await (await bia.get("/me")).text()
+    assert "na arena não há aposta nem pontos de classificação a devolver" in text
+    assert "devolveu o que ele custou" not in text
+    assert f'id="record-{record.id}-returned"' not in text
+
+
 async def test_a_forms_address_opened_again_leads_to_its_page(house: House) -> None:
     # a refused form's page stays at the form's address; opened again (Enter, a restored tab)
     # it answered a 405 in English JSON
