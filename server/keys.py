@@ -181,7 +181,10 @@ async def _rotate(prog: str, config: Config, old_seed: bytes, place: NewKeyPlace
 
     try:
         with house_database(config) as dsn:
-            conn = await serve_alone(dsn, tries=1)  # no house may sign meanwhile
+            # no house may sign meanwhile; a house just stopped frees the lock once its
+            # database backend has noticed the closed connection: a few tries, 0.2 s apart (one
+            # try refused a rotation run right after the stop, in a loaded test run)
+            conn = await serve_alone(dsn, tries=10)
             try:
                 await migrate(conn)
                 rotated = await rotate_signing_key(conn, old_seed, place, new_seed,
