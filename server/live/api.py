@@ -108,14 +108,16 @@ async def create_table(request: web.Request) -> web.StreamResponse:
                         " come from the matchmaker)")
     assert kind is not None
     house = house_of(request)
-    waiting = sum(1 for actor in house.tables.values()
-                  if actor.status is TableStatus.OPEN and actor.seat_of(user.id) is not None)
+    def seated_at(status: TableStatus) -> int:
+        return sum(1 for actor in house.tables.values()
+                   if actor.status is status and actor.seat_of(user.id) is not None)
+
+    waiting = seated_at(TableStatus.OPEN)
     if waiting >= house.settings.max_open_tables:
         raise LiveError("too_many_tables",
                         f"You already sit at {waiting} tables waiting for players: start or"
                         " leave one of them first.", 409)
-    playing = sum(1 for actor in house.tables.values()
-                  if actor.status is TableStatus.PLAYING and actor.seat_of(user.id) is not None)
+    playing = seated_at(TableStatus.PLAYING)
     if playing >= house.settings.max_playing_tables:
         raise LiveError("too_many_matches",
                         f"You already play at {playing} tables: finish or leave one of them"
