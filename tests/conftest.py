@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -138,3 +139,15 @@ async def signup(client: TestClient, name: str, password: str = "correct horse 4
     fresh = (await resp.json())["csrf"]
     assert isinstance(fresh, str) and fresh != token
     return fresh
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """A test that runs `serve` (or `setup_logging`) replaces the root logger's handlers with
+    one writing to the stderr pytest captured for that test: restored after it, so that later
+    tests do not log to a closed stream ("--- Logging error --- I/O operation on closed file")."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
