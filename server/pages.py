@@ -294,7 +294,9 @@ async def verifier_download(request: web.Request) -> web.Response:
         "X-Content-Type-Options": "nosniff"})
 
 
-def _back_to(page: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+def back_to(page: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A view answering 303 to `page`: a form's address opened again (a GET) leads to the
+    page the form is on."""
     async def back(request: web.Request) -> web.StreamResponse:
         return web.Response(status=303, headers={"Location": page})
     return back
@@ -395,5 +397,5 @@ def setup(app: web.Application) -> None:
     # a refused form's page stays at its address: opened again, a GET goes to the form's page
     for path, page in (("/signup", "/"), ("/login", "/"), ("/logout", "/"),
                        ("/account/password", "/account")):
-        app.router.add_get(path, _back_to(page))
+        app.router.add_get(path, back_to(page))
     app.router.add_static("/static/", STATIC_DIR, name="static", append_version=False)

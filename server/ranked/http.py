@@ -44,7 +44,7 @@ from server.live.api import (
     review_link,
 )
 from server.live.model import TableKind, abandon_limit
-from server.pages import _login_wall, decimal_pt, render
+from server.pages import _login_wall, back_to, decimal_pt, render
 from server.ranked import arena_results, glicko2, ledger, ratings, review
 from server.ranked.penalties import Decision, RecordStatus
 from server.ranked.service import (
@@ -1248,20 +1248,9 @@ def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamRespo
     return view
 
 
-async def _arena_back(request: web.Request) -> web.StreamResponse:
-    return _see_other("/arena")
-
-
 # A refused form's page stays at the form's address: opened again (Enter in the address bar, a
-# restored tab) it is a GET, answered with the page the form is on instead of a 405 in JSON.
-async def _queue_back(request: web.Request) -> web.StreamResponse:
-    return _see_other("/ranked")
-
-
-async def _appeal_back(request: web.Request) -> web.StreamResponse:
-    return _see_other("/me")
-
-
+# restored tab) it is a GET, answered with the page the form is on instead of a 405 in JSON
+# (`back_to`); the decision's page is the record's own.
 async def _decision_back(request: web.Request) -> web.StreamResponse:
     record = ascii_uint(request.match_info["record"])
     return _see_other(f"/operator/abandonments/{record}" if record else "/operator/abandonments")
@@ -1634,16 +1623,16 @@ def setup(app: web.Application) -> None:
     r.add_post("/ranked/queue/leave", ranked_leave_form, name="ranked_leave_form")
     r.add_get("/me", _signed_in(me_page), name="me_page")
     r.add_post("/me/abandonments/{record}/appeal", appeal_form, name="appeal_form")
-    r.add_get("/me/abandonments/{record}/appeal", _appeal_back, name="appeal_form_back")
-    r.add_get("/ranked/queue", _queue_back, name="ranked_join_form_back")
-    r.add_get("/ranked/queue/leave", _queue_back, name="ranked_leave_form_back")
+    r.add_get("/me/abandonments/{record}/appeal", back_to("/me"), name="appeal_form_back")
+    r.add_get("/ranked/queue", back_to("/ranked"), name="ranked_join_form_back")
+    r.add_get("/ranked/queue/leave", back_to("/ranked"), name="ranked_leave_form_back")
     r.add_get("/leaderboard", leaderboard_page, name="leaderboard_page")
     r.add_get("/arena", _signed_in(arena_page), name="arena_page")
     r.add_post("/arena", arena_create_form, name="arena_create_form")
     r.add_post("/arena/{arena}/join", _arena_form(True), name="arena_join_form")
     r.add_post("/arena/{arena}/leave", _arena_form(False), name="arena_leave_form")
     # the address a refused arena form answered at, reloaded or bookmarked: the arena page
-    r.add_get("/arena/{arena}/{action:join|leave}", _arena_back, name="arena_form_back")
+    r.add_get("/arena/{arena}/{action:join|leave}", back_to("/arena"), name="arena_form_back")
     r.add_get("/operator/abandonments", _signed_in(records_page), name="operator_records_page")
     r.add_get("/operator/abandonments/{record}", _signed_in(record_page),
               name="operator_record_page")

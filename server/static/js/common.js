@@ -279,14 +279,19 @@ export function houseKeyOptions(houseKeys) {
   return houseKeys.keys.map((k) => `--key ${k.public_key}`).join(" ");
 }
 
-/** Hands this browser played, newest first: {table, hand, variant, at}. */
-export function playedHands() {
+/** A list kept as JSON in `storage` under `key`; [] when there is none (or storage is off). */
+function storedList(storage, key) {
   try {
-    const list = JSON.parse(localStorage.getItem(HISTORY_KEY) ?? "[]");
+    const list = JSON.parse(storage.getItem(key) ?? "[]");
     return Array.isArray(list) ? list : [];
   } catch {
     return [];
   }
+}
+
+/** Hands this browser played, newest first: {table, hand, variant, at}. */
+export function playedHands() {
+  return storedList(localStorage, HISTORY_KEY);
 }
 
 export function rememberPlayedHand(entry) {
@@ -306,12 +311,7 @@ export function rememberPlayedHand(entry) {
 const OPENED_KEY = "barajamos.tables.opened";
 
 function openedTables() {
-  try {
-    const list = JSON.parse(sessionStorage.getItem(OPENED_KEY) ?? "[]");
-    return Array.isArray(list) ? list : [];
-  } catch {
-    return [];
-  }
+  return storedList(sessionStorage, OPENED_KEY);
 }
 
 export function rememberOpenedTable(table) {
@@ -326,4 +326,21 @@ export function rememberOpenedTable(table) {
 
 export function openedTable(table) {
   return openedTables().includes(table);
+}
+
+// the found match is announced (polite live region) before the page goes to the table, so a
+// screen reader has said it first; the table's first deal waits for its players anyway
+const FOUND = "(Partida encontrada) ";
+const ANNOUNCE_MS = 1200;
+
+/** A match was found for the player (the ranked queue, the arena, the next arena table): say so
+ * in the tab's title and in the polite live region `statusNode`, then go to the table (where the
+ * focus starts at the game). */
+export function openTable(table, statusNode, text) {
+  if (!document.title.startsWith(FOUND)) document.title = FOUND + document.title;
+  if (statusNode) {
+    statusNode.replaceChildren(`Partida encontrada. ${text} Abrindo a mesa… `, el("a", { class: "button", href: `/t/${table}` }, "Ir para a mesa"));
+    statusNode.hidden = false;
+  }
+  setTimeout(() => window.location.assign(`/t/${table}`), statusNode ? ANNOUNCE_MS : 0);
 }

@@ -3,17 +3,13 @@
 // regions (polite live regions), and open the table the pairing formed for the player. Without
 // script the pages reload themselves (<noscript> refresh) and link to the table instead.
 
-import { api, csrf, el, openedTable } from "./common.js";
+import { api, csrf, el, openedTable, openTable } from "./common.js";
 
 const WAITING = new Set(["inviting", "queued", "paired"]);
-const FOUND = "(Partida encontrada) ";
 // out of the queue the page still looks, less often, for an invitation or the end of a pause
 const IDLE_POLL_MS = 5000;
 // after a failed poll (the server restarting, the network away): try again, a bit later
 const RETRY_MS = 5000;
-// the found match is announced (polite live region) before the page goes to the table, so a
-// screen reader has said it first; the table's first deal waits for its players anyway
-const ANNOUNCE_MS = 1200;
 const QUEUE_STARTED = "Sua partida começou:";
 const ARENA_STARTED = "Sua partida da arena começou: o relógio da mesa está correndo.";
 
@@ -49,16 +45,6 @@ function setText(node, text) {
   if (node && node.textContent !== text) node.textContent = text;
 }
 
-/** The match was found: say so in the tab's title and in the polite live region, then go to the
- * table (where the focus starts at the game). */
-function openTable(table, statusNode, text) {
-  if (!document.title.startsWith(FOUND)) document.title = FOUND + document.title;
-  if (statusNode) {
-    statusNode.replaceChildren(`Partida encontrada. ${text} Abrindo a mesa… `, el("a", { class: "button", href: `/t/${table}` }, "Ir para a mesa"));
-    statusNode.hidden = false;
-  }
-  setTimeout(() => window.location.assign(`/t/${table}`), statusNode ? ANNOUNCE_MS : 0);
-}
 
 // --- /ranked ----------------------------------------------------------------------------------
 

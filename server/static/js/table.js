@@ -6,7 +6,7 @@
 
 import {
   api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKeys,
-  KIND_NAME, myContribution, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
+  KIND_NAME, myContribution, openTable, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
   rememberSeenCommitment, seenCommitment,
   setContributionState, VARIANT_NAME,
 } from "./common.js";
@@ -1343,7 +1343,6 @@ function renderMatchOver(table) {
 // from its first deal: a player still reading this table's end would abandon the next one
 // unseen. So the finished arena table follows the player there, as the arena page does.
 const ARENA_POLL_MS = 2000;
-const ARENA_ANNOUNCE_MS = 1200; // said (polite live region) before the page goes
 let arenaFollowed = false;
 
 function followArena() {
@@ -1359,12 +1358,7 @@ function followArena() {
     }
     const next = data.arenas.find((a) => a.table && a.table !== tableId)?.table ?? null;
     if (next) {
-      const note = $("arena-next");
-      note.replaceChildren("Sua próxima partida da arena começou: o relógio da mesa está correndo. Abrindo a mesa… ",
-        el("a", { class: "button", href: `/t/${next}` }, "Ir para a mesa"));
-      note.hidden = false;
-      document.title = `(Partida encontrada) ${document.title}`;
-      setTimeout(() => window.location.assign(`/t/${next}`), ARENA_ANNOUNCE_MS);
+      openTable(next, $("arena-next"), "Sua próxima partida da arena começou: o relógio da mesa está correndo.");
       return;
     }
     // still an entrant of an arena that pairs: the next table may come
