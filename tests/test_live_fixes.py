@@ -147,6 +147,80 @@ async def test_bot_partner_adopts_a_disagreeing_human_vote(
         await bia.close()
 
 
+async def test_a_partner_changing_their_vote_does_not_hold_off_the_bots_vote(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    """A bot's think is not restarted by each vote of its human partner: a partner who keeps
+    changing their vote (every 0.3 s, under the 0.8 s think) used to hold the bot's vote off
+    until the team's 10 s clock declined for both."""
+    live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "paulista", 4, "training")
+        tid = table["id"]
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
+        assert status == 200, body
+        a = await connect(ana, tid, 0)
+        b = await connect(bia, tid, 1)
+        a.autoplay = b.autoplay = False
+        await ana.post(f"/api/tables/{tid}/start")
+        first_vote: tuple[float, int] | None = None  # when ana first voted, events seen then
+        last_vote = -1.0
+        answered: tuple[float, dict[str, Any]] | None = None
+        for _ in range(600):
+            await vclock.advance(0.1)
+            for client in (a, b):
+                for message in await drain(client):
+                    message["_at"] = vclock.now()
+            if first_vote is not None:
+                answered = next(((t, e) for t, e in events(a)[first_vote[1]:]
+                                 if e["type"] in ("raise_accepted", "raise_declined")
+                                 and e["team"] == 0), None)
+                if answered is not None or vclock.now() > first_vote[0] + 12:
+                    break
+            for client in (a, b):
+                view = client.view
+                if not view or not view["legal"]:
+                    continue
+                request = view["hand"]["request"]
+                if client is a and request:
+                    if vclock.now() - last_vote < 0.3:
+                        continue
+                    mine = view["hand"]["votes"].get("0")
+                    verb = "decline" if mine == "accept" else "accept"
+                    choice = next((x for x in view["legal"] if x["do"] == verb), None)
+                    if choice is None:
+                        continue
+                    await act(a, choice)
+                    last_vote = vclock.now()
+                    if first_vote is None:
+                        first_vote = (last_vote, len(events(a)))
+                    continue
+                if client.acted_at == client.last_seq:
+                    continue
+                raise_ = next((x for x in view["legal"] if x["do"] == "raise"), None)
+                if client is b and raise_ is not None and not request:
+                    await act(b, raise_)
+                    continue
+                if client is a and first_vote is not None:
+                    continue  # after the vote: nothing more of ana's is needed
+                try:
+                    await act(client, choose_action(view, client.rng))
+                except NothingToDo:
+                    continue
+        assert first_vote is not None, "ana's team was never asked"
+        assert answered is not None, "the team never answered"
+        votes = [e for _, e in events(a)[first_vote[1]:]
+                 if e["type"] == "vote_cast" and e["seat"] == 2]
+        assert votes and not votes[0]["automatic"], votes
+        # the bot voted at the end of the think it began at the raise, ana still changing hers
+        assert answered[0] <= first_vote[0] + BOT_THINK + 0.15, (answered, first_vote)
+        assert not any(e["type"] == "vote_expired" for _, e in events(a))
+        assert not a.errors and not b.errors
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 def test_policy_gives_in_to_a_person_partner_whatever_the_seats() -> None:
     state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=0)
     deck = list(CANONICAL_DECK)

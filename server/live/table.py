@@ -430,7 +430,7 @@ class TableActor:
         # a ranked or arena match's first deal waits for its players to open the table
         # (`_wait_for_players`), up to `Config.start_grace`
         self.start_timer: Timer | None = None
-        self.bot_timers: dict[DeadlineKey, Timer] = {}
+        self.bot_timers: dict[DeadlineKey, _BotTimer | _Done] = {}
         self.bot_rng = random.Random(secrets.randbits(64))
         self._empty_tokens: dict[int, int] = {}
         self._start_deadline = 0.0
@@ -1449,8 +1449,11 @@ class TableActor:
 
         `acted` is the seat that just acted: whatever it must decide now is a new decision (it
         may lead the next round, or answer again), with a fresh clock. A bot partner of that
-        seat decides again too (after its think time): its partner's vote just changed, and a
-        bot that found nothing to do on the old votes would otherwise never look again.
+        seat that has already looked (voted, or found nothing to do on the old votes) decides
+        again after its think time: its partner's vote just changed, and it would otherwise
+        never look again. A bot partner still thinking goes on thinking: it reads the votes as
+        they are when its think ends (restarting it at each vote let a partner who keeps
+        changing their vote hold the bot's vote off until the team's clock declined).
         """
         assert self.state is not None
         config = self.house.config
@@ -1461,9 +1464,11 @@ class TableActor:
                 if stale is not None:
                     stale.timer.cancel()
                 for seat in {acted, partner}:
-                    bot_timer = self.bot_timers.pop((kind.value, seat), None)
-                    if bot_timer is not None:
-                        bot_timer.cancel()
+                    bot_timer = self.bot_timers.get((kind.value, seat))
+                    if bot_timer is None or (seat != acted and not bot_timer.fired):
+                        continue
+                    del self.bot_timers[(kind.value, seat)]
+                    bot_timer.cancel()
         wanted: dict[DeadlineKey, tuple[int, PendingKind, bool]] = {}
         covered: dict[DeadlineKey, list[int]] = {}  # the seats each clock runs for
         # each seat the table decides for now (a bot; a disconnected voter, who declines), and
@@ -1520,8 +1525,13 @@ class TableActor:
             self.post(lambda: self._bot_move(seat, token))
             self.bot_timers[key] = _Done()
         else:
-            self.bot_timers[key] = self.house.clock.call_at(
-                self.now + think, lambda: self.post(lambda: self._bot_move(seat, token)))
+            bot_timer = _BotTimer()
+
+            def wake() -> None:
+                bot_timer.fired = True
+                self.post(lambda: self._bot_move(seat, token))
+            bot_timer.timer = self.house.clock.call_at(self.now + think, wake)
+            self.bot_timers[key] = bot_timer
 
     async def _bot_move(self, seat: int, token: int) -> None:
         if self.state is None or not any(d.token == token for d in self.deadlines.values()):
@@ -1857,5 +1867,21 @@ class _Signal:
 class _Done:
     """A timer already fired (a bot that acts at once): nothing to cancel."""
 
+    fired = True
+
     def cancel(self) -> None:
         return None
+
+
+class _BotTimer:
+    """A bot's think time: whether it has ended (the bot has looked at the table)."""
+
+    __slots__ = ("fired", "timer")
+
+    def __init__(self) -> None:
+        self.fired = False
+        self.timer: Timer | None = None
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
