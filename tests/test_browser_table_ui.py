@@ -9,6 +9,7 @@ refusal the table socket can send.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import time
@@ -16,6 +17,7 @@ from typing import Any
 
 from playwright.async_api import Browser, Route, WebSocket, WebSocketRoute, expect
 
+from server.live import HOUSE
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
     Policy,
@@ -129,6 +131,36 @@ async def test_a_table_gone_while_away_is_explained_not_retried(
     await page.wait_for_timeout(3000)
     assert len(sockets) == tries  # no more attempts
     assert tries <= 3
+
+
+async def test_a_tab_over_the_socket_limit_says_so_and_gets_in_once_one_closes(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a user may hold so many table sockets (32); the next tab's handshake is refused with a
+    # 429 the browser cannot read: it used to retry without a word
+    house = live_server.app[HOUSE]
+    house.settings = dataclasses.replace(house.settings, max_sockets_per_user=1)
+    first = await new_page(browser, live_server)
+    await signup(first, live_server, "ui_tabs")
+    table_id = await create_table(first, "paulista", 2, "training")
+    await expect(first.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    second = await first.context.new_page()
+    second.on("pageerror", lambda error: live_server.page_errors.append(str(error)))
+    await second.goto(live_server.url(f"/t/{table_id}"))
+    await expect(second.locator("#table-error")).to_contain_text("conexões demais abertas")
+    await expect(second.locator("#conn-status")).to_contain_text("feche outras abas")
+    # the same address without the upgrade: the socket would not be let in, and why
+    status, body = await second.evaluate(
+        """async (id) => {
+          const r = await fetch(`/ws/tables/${id}`);
+          return [r.status, await r.json()];
+        }""",
+        table_id,
+    )
+    assert (status, body["error"]) == (429, "too_many_sockets")
+    await first.close()
+    await expect(second.locator("#conn-status")).to_have_attribute(
+        "data-state", "connected", timeout=15_000)
 
 
 def _finished_table(table_id: str, *, rematch: list[int]) -> dict[str, Any]:

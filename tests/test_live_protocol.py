@@ -434,6 +434,11 @@ async def test_one_user_may_hold_only_so_many_table_sockets(
     table = await create_table(ana, "paulista", 2, "training")
     url = live.base / f"ws/tables/{table['id']}"
     try:
+        # the address without the upgrade says whether a socket would be let in
+        async with ana.session.get(url) as resp:
+            assert (resp.status, await resp.json()) == (200, {"ok": True, "seated": True})
+        async with bia.session.get(url) as resp:
+            assert (resp.status, await resp.json()) == (200, {"ok": True, "seated": False})
         sockets = [await ana.ws(table["id"]) for _ in range(3)]
         async with ana.session.get(url) as resp:
             assert (resp.status, (await resp.json())["error"]) == (429, "too_many_sockets")

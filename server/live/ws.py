@@ -250,6 +250,10 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     # no permessage-deflate: messages are small, and `Connection` writes plain text frames
     ws = web.WebSocketResponse(heartbeat=settings.heartbeat_seconds,
                                max_msg_size=settings.max_frame_bytes, compress=False)
+    if not ws.can_prepare(request).ok:
+        # a plain GET: would the socket be let in? (a browser cannot read why a handshake was
+        # refused, so the table page asks here after one)
+        return web.json_response({"ok": True, "seated": seated})
     await ws.prepare(request)
     transport = request.transport
     if transport is None:  # the client went away while the handshake was answered

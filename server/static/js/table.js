@@ -155,9 +155,20 @@ function connect() {
 }
 
 async function explainRefusal() {
+  // the same address without the upgrade answers whether the socket would be let in, or why not
+  const query = invite ? `?invite=${encodeURIComponent(invite)}` : "";
   try {
-    await api("GET", `/api/tables/${tableId}`);
+    await api("GET", `/ws/tables/${tableId}${query}`);
   } catch (err) {
+    if (err.code === "too_many_sockets") {
+      // too many table tabs open: say so, and keep trying (a tab closed elsewhere frees a place)
+      showError(err.message);
+      setConn("reconnecting", "Conexões demais abertas: feche outras abas de mesa.");
+      render();
+      setTimeout(connect, state.reconnectDelay);
+      state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
+      return;
+    }
     if (err.status === 404 || err.status === 403 || err.status === 401) {
       setConn("closed", "Sem acesso");
       state.refused = true;
