@@ -129,7 +129,7 @@ async def change_password(request: web.Request, current: object, new: object) ->
     token = request.cookies.get(accounts.SESSION_COOKIE, "")
     ended = set(await accounts.change_password(
         request.app[POOL], user, current, new, request.app[PASSWORD_COST],
-        client_address(request), token))
+        client_group(request), token))
     sessions = request.app[SESSION_SOCKETS]
     for other in [t for t in sessions if t != token and accounts.token_hash(t) in ended]:
         for ws in list(sessions.pop(other, ())):
@@ -213,6 +213,29 @@ def client_address(request: web.Request) -> str:
             except ValueError:
                 return peer  # not an address: the proxies' chain is broken, keep the proxy's
     return peer
+
+
+def address_group(address: str) -> str:
+    """What the house's limits count an address under: an IPv4 address itself (one seen on a
+    dual-stack socket, `::ffff:192.0.2.7`, as its IPv4 address), an IPv6 address its /64
+    (`2001:db8:1:2::/64`): one subscriber or host is given a whole /64 and may send from any of
+    its addresses, so counting them one by one would let it step past every limit. Anything
+    else (a Unix socket's peer) as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+def client_group(request: web.Request) -> str:
+    """The client's address as the login, registration and password limits count it
+    (`address_group` of `client_address`)."""
+    return address_group(client_address(request))
 
 
 def _is_one_of(address: str, trusted: frozenset[IPAddress | IPNetwork]) -> bool:
@@ -535,7 +558,7 @@ async def _start_session(request: web.Request, user: User, status: int = 200) ->
 async def register(request: web.Request) -> web.Response:
     body = await read_body(request)
     user = await accounts.register(request.app[POOL], body.get("name"), body.get("password"),
-                                   request.app[PASSWORD_COST], remote=client_address(request),
+                                   request.app[PASSWORD_COST], remote=client_group(request),
                                    per_hour=request.app[CONFIG].registrations_per_hour)
     log.info("registered", extra={"user": user.name})
     return await _start_session(request, user, status=201)
@@ -544,7 +567,7 @@ async def register(request: web.Request) -> web.Response:
 async def login(request: web.Request) -> web.Response:
     body = await read_body(request)
     user = await accounts.authenticate(request.app[POOL], body.get("name"), body.get("password"),
-                                       client_address(request), request.app[PASSWORD_COST])
+                                       client_group(request), request.app[PASSWORD_COST])
     return await _start_session(request, user)
 
 

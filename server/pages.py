@@ -27,7 +27,7 @@ from server.app import (
     POOL,
     ascii_uint,
     change_password,
-    client_address,
+    client_group,
     csrf_token,
     current_user,
     end_session,
@@ -194,7 +194,7 @@ async def signup_form(request: web.Request) -> web.Response:
                       signup_errors=by_field(errors), signup_name=name, next=next_path)
     try:
         user = await accounts.register(request.app[POOL], name, password,
-                                       request.app[PASSWORD_COST], remote=client_address(request),
+                                       request.app[PASSWORD_COST], remote=client_group(request),
                                        per_hour=request.app[CONFIG].registrations_per_hour)
     except AccountError as exc:  # too many sign-ups from here, or the name taken meanwhile
         return render(request, "home.html", status=exc.status, headers=exc.headers(),
@@ -209,7 +209,7 @@ async def login_form(request: web.Request) -> web.Response:
     next_path = _safe_next(body.get("next"))
     try:
         user = await accounts.authenticate(request.app[POOL], name, password,
-                                           client_address(request), request.app[PASSWORD_COST])
+                                           client_group(request), request.app[PASSWORD_COST])
     except AccountError as exc:
         return render(request, "home.html", status=exc.status, headers=exc.headers(),
                       login_error=account_error_pt(exc, password), login_name=name,
@@ -347,7 +347,7 @@ async def password_form(request: web.Request) -> web.Response:
         headers = None
         try:
             await accounts.check_current_password(request.app[POOL], user, current,
-                                                  client_address(request),
+                                                  client_group(request),
                                                   request.app[PASSWORD_COST])
             status = 400
         except AccountError as exc:

@@ -15,7 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from server import accounts
-from server.app import POOL
+from server.app import POOL, address_group
 from server.clock import VirtualClock
 from server.config import ConfigError, from_env
 from tests.conftest import AppFactory, csrf, signup
@@ -221,6 +221,38 @@ async def test_the_login_limit_counts_the_client_behind_a_trusted_proxy(
     else:
         assert remotes == {"127.0.0.1"}
         assert await login("correct horse 42", "10.0.0.2") == 429
+
+
+async def test_the_limits_count_an_ipv6_client_by_its_64(
+    make_app: AppFactory, vclock: VirtualClock, aiohttp_client: Callable[..., Any],
+) -> None:
+    # an IPv6 subscriber holds a whole /64 and may send from any of its 2^64 addresses: counted
+    # one by one, each new address would be a fresh limit
+    proxies = frozenset({ipaddress.ip_address("127.0.0.1")})
+    client = await aiohttp_client(make_app(clock=vclock, trusted_proxies=proxies))
+    token = await logout(client, await signup(client, "gil"))
+
+    async def login(password: str, forwarded: str) -> int:
+        resp = await client.post("/api/login", json={"name": "gil", "password": password},
+                                 headers={"X-CSRF-Token": token, "X-Forwarded-For": forwarded})
+        return resp.status
+
+    for n in range(accounts.MAX_FAILURES_PER_PAIR):
+        assert await login("wrong pass 1", f"2001:db8:1:2::{n + 1:x}") == 401
+    assert await login("correct horse 42", "2001:db8:1:2:ffff:1:2:3") == 429
+    remotes = {r["remote"] for r in await client.app[POOL].fetch(
+        "SELECT remote FROM login_attempts")}
+    assert remotes == {"2001:db8:1:2::/64"}
+    # the next /64 is someone else
+    assert await login("correct horse 42", "2001:db8:1:3::1") == 200
+
+
+def test_address_groups() -> None:
+    assert address_group("203.0.113.9") == "203.0.113.9"
+    assert address_group("::ffff:203.0.113.9") == "203.0.113.9"
+    assert address_group("2001:DB8:1:2:aaaa::7") == "2001:db8:1:2::/64"
+    assert address_group("::1") == "::/64"
+    assert address_group("unknown") == "unknown"
 
 
 def test_trusted_proxies_are_addresses(tmp_path: Path) -> None:
