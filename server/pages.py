@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import jinja2
+import markupsafe
 from aiohttp import web
 
 from server import accounts
@@ -276,7 +277,7 @@ async def verifier_page(request: web.Request) -> web.Response:
 
     house = request.app.get(HOUSE)
     handovers = [] if house is None else [
-        {"date": datetime.fromtimestamp(h["at"], UTC).strftime("%d/%m/%Y %H:%M UTC"),
+        {"date": local_time(datetime.fromtimestamp(h["at"], UTC), "minutes"),
          "old": h["key_id"], "new": h["new_key_id"]}
         for h in house.handovers
     ]
@@ -361,6 +362,17 @@ async def password_form(request: web.Request) -> web.Response:
         return render(request, "account.html", status=exc.status, headers=exc.headers(),
                       errors=by_field([_password_error_pt(exc, new)]))
     return render(request, "account.html", changed=True, ended_sessions=ended)
+
+
+def local_time(moment: datetime, style: str = "seconds") -> markupsafe.Markup:
+    """A moment on a player's page: said in UTC by the server, in the reader's own time zone by
+    the page (forms.js, which keeps the UTC in the element's title). `style`: `seconds`
+    (02/12/2026 11:20:05), `minutes` (02/12/2026 11:20) or `short` (02/12 11:20)."""
+    moment = moment.astimezone(UTC)
+    text = moment.strftime({"seconds": "%d/%m/%Y %H:%M:%S", "minutes": "%d/%m/%Y %H:%M",
+                            "short": "%d/%m %H:%M"}[style]) + " UTC"
+    return markupsafe.Markup('<time datetime="{}" data-local="{}">{}</time>').format(
+        moment.strftime("%Y-%m-%dT%H:%M:%SZ"), style, text)
 
 
 def setup(app: web.Application) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from playwright.async_api import Browser, Page, expect
@@ -243,3 +244,24 @@ async def test_my_hands_fits_a_phone_with_a_hand_listed(
     await other.goto(live.url("/me/hands"))
     await expect(other.locator(f'#hands-list li[data-hand="{hand}"] a')).to_have_attribute(
         "href", f"/h/{table_id}/{hand}")
+
+
+async def test_players_pages_say_their_moments_in_the_readers_time_zone(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the server says every moment in UTC; a player in São Paulo reads them in their own time
+    context = await browser.new_context(timezone_id="America/Sao_Paulo")
+    page = await context.new_page()
+    page.on("pageerror", lambda error: live_server.page_errors.append(str(error)))
+    await signup(page, live_server, "fuso")
+    await page.goto(live_server.url("/me"))
+    await page.get_by_text("Extrato").click()
+    moment = page.locator("#chips-title ~ details time[data-local]").first
+    await expect(moment).to_be_visible()
+    utc = await moment.get_attribute("datetime")
+    assert utc is not None and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", utc)
+    at = datetime.fromisoformat(utc).astimezone(timezone(timedelta(hours=-3)))
+    await expect(moment).to_have_text(at.strftime("%d/%m/%Y %H:%M:%S") + " BRT")
+    await expect(moment).to_have_attribute(
+        "title", datetime.fromisoformat(utc).strftime("%d/%m/%Y %H:%M:%S UTC"))
+    await context.close()

@@ -1100,8 +1100,10 @@ async def test_a_ranked_match_through_the_live_house_ends_by_abandonment(wired: 
     assert hold["match_started_at"] == started.isoformat()
     text = await (await bia.get("/me")).text()
     assert "Você saiu da mesa com a partida em andamento" in text
+    at = started.astimezone(UTC)
     assert (f'<a href="/me/hands?table={table}">partida ranqueada de '
-            f'{started.astimezone(UTC):%d/%m %H:%M} UTC</a>') in text
+            f'<time datetime="{at:%Y-%m-%dT%H:%M:%SZ}" data-local="short">'
+            f'{at:%d/%m %H:%M} UTC</time></a>') in text
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
     assert (await ratings.rating_of(wired.pool, ana.id, P, 2)).rating > 1500
 

@@ -23,6 +23,7 @@ from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 from aiohttp import web
+from markupsafe import Markup
 
 from server.accounts import NAME_RE, User
 from server.app import (
@@ -44,7 +45,7 @@ from server.live.api import (
     review_link,
 )
 from server.live.model import TableKind, abandon_limit
-from server.pages import _login_wall, back_to, decimal_pt, render
+from server.pages import _login_wall, back_to, decimal_pt, local_time, render
 from server.ranked import arena_results, glicko2, ledger, ratings, review
 from server.ranked.penalties import Decision, RecordStatus
 from server.ranked.service import (
@@ -1150,11 +1151,11 @@ async def ranked_leave_form(request: web.Request) -> web.Response:
 
 
 def _me_context(standing: Mapping[str, Any]) -> dict[str, Any]:
-    def iso(text: str) -> str:
-        return _when(datetime.fromisoformat(text))
+    def iso(text: str) -> Markup:
+        return local_time(datetime.fromisoformat(text))
 
-    def short(text: str) -> str:
-        return datetime.fromisoformat(text).astimezone(UTC).strftime("%d/%m %H:%M UTC")
+    def short(text: str) -> Markup:
+        return local_time(datetime.fromisoformat(text), "short")
 
     def pause_pt(seconds: float) -> str:
         """A pause of the ladder (15 min doubling up to 24 h) as it is said: "15 min", "2 h"."""
@@ -1217,8 +1218,8 @@ async def arena_page(request: web.Request, *, error: str | None = None,
     user = _page_user(request)
     data = await _arenas(request, user)
     for event in data["arenas"]:
-        event["starts"] = _when(datetime.fromisoformat(event["starts_at"]))
-        event["ends"] = _when(datetime.fromisoformat(event["ends_at"]))
+        event["starts"] = local_time(datetime.fromisoformat(event["starts_at"]), "minutes")
+        event["ends"] = local_time(datetime.fromisoformat(event["ends_at"]), "minutes")
     # the player's table now, and whether the page should follow the arena: it polls (or,
     # without script, reloads) while the player is in an arena that has not closed
     table = next((e["table"] for e in data["arenas"] if e["table"]), None)

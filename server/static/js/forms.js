@@ -5,3 +5,19 @@
 
 const invalid = document.querySelector('main form [aria-invalid="true"]');
 if (invalid) invalid.focus();
+
+// Moments on players' pages (`<time data-local>`, server/pages.py local_time) come said in UTC:
+// shown in the reader's own time zone, named, with the UTC kept in the title.
+const LOCAL_STYLES = {
+  seconds: { day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" },
+  minutes: { day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit" },
+  short: { day: "2-digit", month: "2-digit", hour: "2-digit", minute: "2-digit" },
+};
+for (const node of document.querySelectorAll("time[data-local]")) {
+  const moment = new Date(node.dateTime);
+  const style = LOCAL_STYLES[node.dataset.local];
+  if (Number.isNaN(moment.getTime()) || !style) continue;
+  node.title = node.textContent;
+  node.textContent = new Intl.DateTimeFormat("pt-BR", { ...style, timeZoneName: "short" })
+    .format(moment).replace(",", "");
+}
