@@ -81,11 +81,13 @@ class ReviewTable(EngineTable):
     people: set[int] = field(default_factory=set)
     signals: list[dict[str, str]] = field(default_factory=list)
     forfeit_seat: int | None = None
+    forfeit_trigger: str | None = None
     ws: WebSocketRoute | None = None
 
     def table_json(self) -> dict[str, Any]:
         out = super().table_json()
         out.update(kind=self.kind, status=self.status, forfeit_seat=self.forfeit_seat,
+                   forfeit_trigger=self.forfeit_trigger,
                    abandon_limit=6 if self.kind in ("ranked", "arena") else 10)
         for player in out["players"]:
             player["bot"] = player["seat"] != self.seat and player["seat"] not in self.people
@@ -130,16 +132,18 @@ class ReviewTable(EngineTable):
         self.seq += 1
         self.ws.send(json.dumps({**message, "seq": self.seq}))
 
-    def abandon(self, team: int, seat: int | None = None) -> None:
-        """The server's end of a match by abandonment mid-hand (`seat`'s, of `team`): the hand's
-        record, match_over and the table (no `update`: the hand just stops, docs/PROTOCOL.md)."""
+    def abandon(self, team: int, seat: int | None = None, trigger: str | None = None) -> None:
+        """The server's end of a match by abandonment mid-hand (`seat`'s, of `team`, by
+        `trigger`): the hand's record, match_over and the table (no `update`: the hand just
+        stops, docs/PROTOCOL.md)."""
         self.state = forfeit(self.state, team, Termination.ABANDONMENT)
         self.forfeit_seat = team if seat is None else seat
+        self.forfeit_trigger = trigger
         self.push({"type": "hand_record", "hand": 1, "id": f"{TABLE_ID}-1",
                    "url": f"/hands/{TABLE_ID}-1"})
         self.push({"type": "match_over", "termination": "abandonment", "winner": 1 - team,
                    "score": list(self.state.score), "forfeit_team": team,
-                   "forfeit_seat": self.forfeit_seat})
+                   "forfeit_seat": self.forfeit_seat, "forfeit_trigger": trigger})
         self.status = "finished"
         self.push({"type": "table", "table": {**self.table_json(), "you": None}})
 
@@ -626,6 +630,22 @@ async def test_the_end_of_a_2x2_abandonment_names_who_left(
     await expect(page.locator("#match-over-text")).to_contain_text(
         f"Vitória! outro_2x2, da dupla adversária, {quit}")
     await page.context.close()
+
+    # how they abandoned, when the server says (the review's winner could not tell a player
+    # who walked away from one whose connection died): left, or the clock's limit; a reload too
+    for trigger, said in (
+            ("left", "abandonou a partida: saiu da mesa no meio dela."),
+            ("automatic_actions",
+             "abandonou a partida: o relógio agiu 10 vezes seguidas sem resposta.")):
+        table = ReviewTable(paulista_2x2(), seat=0, names=[f"eu_{trigger}", *names[1:]],
+                            people={1, 2, 3})
+        page = await open_table(live_server, browser, table, f"eu_{trigger}")
+        table.abandon(1, seat=3, trigger=trigger)
+        text = page.locator("#match-over-text")
+        await expect(text).to_contain_text(f"Vitória! outro_2x2, da dupla adversária, {said}")
+        await page.reload()
+        await expect(text).to_contain_text(f"Vitória! outro_2x2, da dupla adversária, {said}")
+        await page.context.close()
 
 
 async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names_at_1x1(

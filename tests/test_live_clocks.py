@@ -102,9 +102,13 @@ async def test_absence_and_abandonment(live: Live, vclock: VirtualClock) -> None
         assert idle.over["termination"] == "abandonment"
         assert idle.over["forfeit_team"] == 0 and idle.over["winner"] == 1
         assert idle.over["forfeit_seat"] == 0
-        # the table names the seat that abandoned, also rebuilt from what was written
-        assert (await ana.get(f"/api/tables/{tid}"))[1]["table"]["forfeit_seat"] == 0
-        assert (await reread(live.house, tid)).forfeit_seat == 0
+        assert idle.over["forfeit_trigger"] == "automatic_actions"
+        # the table names the seat that abandoned and how, also rebuilt from what was written
+        table_info = (await ana.get(f"/api/tables/{tid}"))[1]["table"]
+        assert (table_info["forfeit_seat"], table_info["forfeit_trigger"]) == (
+            0, "automatic_actions")
+        rebuilt = await reread(live.house, tid)
+        assert (rebuilt.forfeit_seat, rebuilt.forfeit_trigger) == (0, "automatic_actions")
         absents = [m for m in idle.received if m["type"] == "absent"]
         # every automatic action is said with the streak so far, up to the forfeit
         assert [(m["seat"], m["absent"], m["automatic"]) for m in absents] == [

@@ -357,6 +357,7 @@ async def test_leaving_mid_match_is_abandonment(live: Live) -> None:
         over = await watcher.until("match_over")
         assert over["termination"] == "abandonment" and over["winner"] == 0
         assert over["forfeit_team"] == 1
+        assert (over["forfeit_seat"], over["forfeit_trigger"]) == (1, "left")
         chain = await fetch_chain(ana, tid)
         (record,) = hand_records(chain)
         assert record["end"] == "abandonment" and record["forfeit_team"] == 1

@@ -97,9 +97,11 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
         actor.match_number = latest["number"]
         for seat, name in enumerate(latest["names"][:config.seats]):
             actor.played_by[seat] = name
-        actor.forfeit_seat = await conn.fetchval(
-            "SELECT seat FROM abandonments WHERE table_id = $1 AND match_number = $2"
+        forfeit = await conn.fetchrow(
+            "SELECT seat, trigger FROM abandonments WHERE table_id = $1 AND match_number = $2"
             " AND consequence = 'forfeit' ORDER BY id LIMIT 1", table_id, latest["number"])
+        if forfeit is not None:
+            actor.forfeit_seat, actor.forfeit_trigger = forfeit["seat"], forfeit["trigger"]
 
     last = await conn.fetchrow(
         "SELECT hand, match_number, record, record_hash FROM live_hands"

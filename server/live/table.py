@@ -328,7 +328,7 @@ class MatchResult:
 # what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
 _WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", "hand",
             "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by",
-            "forfeit_seat")
+            "forfeit_seat", "forfeit_trigger")
 
 
 @dataclass(slots=True)
@@ -421,6 +421,8 @@ class TableActor:
         # the seat whose abandonment ended the current (or last) match, if one did: the end of
         # a 2v2 match names the partner who left, also after a reload
         self.forfeit_seat: int | None = None
+        # how that seat abandoned (`AbandonTrigger`: automatic actions, or leaving)
+        self.forfeit_trigger: str | None = None
         # when a socket of this table last opened or closed, or a player last sat, moved, asked
         # for a rematch or left: an open or finished table unwatched for long closes
         # (`close_idle`)
@@ -435,7 +437,7 @@ class TableActor:
         self._empty_tokens: dict[int, int] = {}
         self._start_deadline = 0.0
         # the seat whose abandonment is ending the match, with its evidence (for settlement)
-        self._forfeit: tuple[int, list[dict[str, Any]]] | None = None
+        self._forfeit: tuple[int, str, list[dict[str, Any]]] | None = None
         self._last_events: tuple[Event, ...] = ()
         # the partner signals of the hand in play, by the seat they are for, each with whether
         # a socket of that seat's player took it: a partner away gets them on coming back
@@ -599,6 +601,7 @@ class TableActor:
             "invite": self.invite if you is not None else None,
             "abandon_limit": abandon_limit(self.kind),
             "forfeit_seat": self.forfeit_seat,
+            "forfeit_trigger": self.forfeit_trigger,
             # a ranked or arena match waiting for its players: its first deal comes by then
             "first_deal_by_ms": None if self.start_timer is None else ms(self._start_deadline),
         }
@@ -912,6 +915,7 @@ class TableActor:
         self.seats = seats
         self.played_by = [s.name if s.human else None for s in seats]
         self.forfeit_seat = None
+        self.forfeit_trigger = None
         self.match_number = number
         self.status = TableStatus.PLAYING
         self.score = (0, 0)
@@ -1663,7 +1667,7 @@ class TableActor:
                   consequence=consequence.value, restart_overlap=restart_overlap)
         if consequence is AbandonConsequence.FORFEIT and self.hand is not None:
             # the abandonment is written with the end of the match it causes, in one commit
-            self._forfeit = (seat, evidence)
+            self._forfeit = (seat, trigger.value, evidence)
             await self._end_match_early(team, Termination.ABANDONMENT, [record])
             self.house.metrics.abandonments.inc()
         else:
@@ -1763,12 +1767,14 @@ class TableActor:
         self.empty_timers.clear()
         self.empty_deadlines.clear()
         self.absent.clear()
-        forfeit_seat, evidence = self._forfeit if self._forfeit is not None else (None, [])
+        forfeit_seat, forfeit_trigger, evidence = (
+            self._forfeit if self._forfeit is not None else (None, None, []))
         self._forfeit = None
-        self.forfeit_seat = forfeit_seat
+        self.forfeit_seat, self.forfeit_trigger = forfeit_seat, forfeit_trigger
         self._emit({"type": "match_over", "termination": outcome.termination.value,
                     "winner": outcome.winner, "score": list(state.score),
-                    "forfeit_team": forfeit_team, "forfeit_seat": forfeit_seat})
+                    "forfeit_team": forfeit_team, "forfeit_seat": forfeit_seat,
+                    "forfeit_trigger": forfeit_trigger})
         self._log("match_over", match=self.match_number,
                   termination=outcome.termination.value, winner=outcome.winner)
         if self.kind.competitive:

@@ -1138,7 +1138,12 @@ function showMatchOver(message) {
   else if (forfeit !== null) {
     // who abandoned, said plainly ("A dupla adversária venceu — abandono" read as if the
     // opponents had abandoned, to the partner of a player who left)
-    const quit = "abandonou a partida (ações automáticas demais ou saída no meio dela)";
+    const limit = state.table?.abandon_limit;
+    const quit = message.forfeit_trigger === "left"
+      ? "abandonou a partida: saiu da mesa no meio dela"
+      : message.forfeit_trigger === "automatic_actions"
+        ? `abandonou a partida: o relógio agiu ${Number.isInteger(limit) ? timesInARow(limit) : "vezes demais seguidas"} sem resposta`
+        : "abandonou a partida (ações automáticas demais ou saída no meio dela)";
     // in 2x2, the partner who left is named (`forfeit_seat`), with their team
     const seat = message.forfeit_seat;
     const who = seatCount() === 4 && Number.isInteger(seat) && teamOf(seat) === forfeit
@@ -1333,7 +1338,7 @@ function renderMatchOver(table) {
     over = outcome
       ? { winner: outcome.winner, termination: outcome.termination, score: state.view.score,
           forfeit_team: outcome.termination === "abandonment" && outcome.winner !== null ? 1 - outcome.winner : null,
-          forfeit_seat: table.forfeit_seat ?? null }
+          forfeit_seat: table.forfeit_seat ?? null, forfeit_trigger: table.forfeit_trigger ?? null }
       : { winner: null, termination: "closed", score: table.score };
   }
   const appears = Boolean(over) && $("match-over").hidden;
