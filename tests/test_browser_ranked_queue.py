@@ -262,3 +262,29 @@ async def test_an_arena_page_reloaded_as_the_table_opened_still_goes_to_the_tabl
     await bia.wait_for_url(TABLE_URL, timeout=30_000)
     await ana.wait_for_url(TABLE_URL, timeout=30_000)
     assert staled and ana.url == bia.url
+
+
+async def test_an_invitation_can_be_declined_and_a_duo_partner_leaving_is_said(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    live = live_server
+    ana, gil = await new_page(browser, live), await new_page(browser, live)
+    await signup(ana, live, "ana_no")
+    await signup(gil, live, "gil_no")
+    await gil.goto(live.url("/ranked"))
+    await join_queue(ana, live, seats=4, partner="gil_no")
+    # gil declines at his page's next poll; ana's page says so without her doing anything
+    await gil.get_by_role("button", name="Recusar o convite de ana_no").click()
+    await expect(gil.locator("#queue-invitations")).to_be_hidden()
+    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "idle")
+    await expect(ana.locator("#queue-news")).to_have_text(
+        "gil_no recusou o seu convite para jogar em dupla.")
+    # invited again, he accepts; then ana leaves the queue: gil's page says why he is out
+    await join_queue(ana, live, seats=4, partner="gil_no")
+    await expect(ana.locator("#queue-news")).to_be_hidden()
+    await gil.get_by_role("button", name="Aceitar o convite de ana_no").click()
+    await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
+    await ana.get_by_role("button", name="Sair da fila").click()
+    await expect(gil.locator("#queue-state")).to_have_attribute("data-state", "idle")
+    await expect(gil.locator("#queue-news")).to_contain_text(
+        "ana_no, da sua dupla, saiu da fila ranqueada, e a dupla saiu junto")

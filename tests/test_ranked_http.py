@@ -242,11 +242,15 @@ async def test_queue_widens_over_time_and_a_pair_waits_without_a_live_house(
     assert (await bia.json("/api/ranked/queue"))["queue"]["state"] == "paired"
     assert await house.pool.fetchval("SELECT count(*) FROM chip_entries "
                                      "WHERE reason = 'hold'") == 0
-    # ana gives up: bia goes back to the queue with her waiting time
+    # ana gives up: bia goes back to the queue with her waiting time, and is told why
     await ana.json("/api/ranked/queue/leave", {})
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "idle"
     back = (await bia.json("/api/ranked/queue"))["queue"]
     assert back["state"] == "queued" and back["waited_s"] == 36
+    assert back["news"] == {"kind": "table_undone", "who": "ana", "text": (
+        "ana desistiu da mesa que tinha sido formada: você voltou à fila, com o tempo de "
+        "espera que já tinha.")}
+    assert (await ana.json("/api/ranked/queue"))["queue"]["news"] is None
 
 
 async def test_queue_refusals_change_nothing(house: House) -> None:
@@ -952,6 +956,41 @@ async def test_the_invited_partner_sees_the_invitation_and_accepts_it(house: Hou
         assert status["state"] == "queued" and status["partner"] == partner
         assert status["invitations"] == []
     await ana.json("/api/ranked/queue/leave", {})  # the duo leaves together
+    # gil was not the one who left: his page says why he is out of the queue
+    left = (await gil.json("/api/ranked/queue"))["queue"]
+    assert left["state"] == "idle" and left["news"]["kind"] == "partner_left"
+    assert left["news"]["text"].startswith("ana, da sua dupla, saiu da fila ranqueada")
+    assert "da sua dupla, saiu da fila ranqueada" in await (await gil.get("/ranked")).text()
+    assert (await ana.json("/api/ranked/queue"))["queue"]["news"] is None
+    # queueing again is a new start: the news is gone
+    await gil.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert (await gil.json("/api/ranked/queue"))["queue"]["news"] is None
+    await gil.json("/api/ranked/queue/leave", {})
+    # an invitation declined: gone for both, and the inviter told
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 4, "partner": "gil"})
+    page = await (await gil.get("/ranked")).text()
+    assert "Recusar o convite de ana" in page
+    before = await house.pool.fetchval("SELECT count(*) FROM chip_entries")
+    for form, code in (({"partner": "nobody"}, "no_invitation"),
+                       ({"partner": "x" * 99}, "no_invitation"),
+                       ({}, "no_invitation")):
+        refused = await gil.post("/ranked/invitations/decline", form=form)
+        assert refused.status == 409, code
+        assert "Esse convite não existe mais" in await refused.text()
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "inviting"
+    assert (await gil.post("/ranked/invitations/decline", form={"partner": "ana"})).status == 303
+    assert (await gil.json("/api/ranked/queue"))["queue"]["invitations"] == []
+    told = (await ana.json("/api/ranked/queue"))["queue"]
+    assert told["state"] == "idle"
+    assert told["news"] == {"kind": "declined", "who": "gil",
+                            "text": "gil recusou o seu convite para jogar em dupla."}
+    # declining again (or an invitation never sent) is refused and changes nothing
+    body = await gil.json("/api/ranked/invitations/decline", {"from": "ana"}, status=409)
+    assert body["error"] == "no_invitation"
+    assert before == await house.pool.fetchval("SELECT count(*) FROM chip_entries")
+    # the news lapses after 10 minutes
+    await house.clock.advance(601)
+    assert (await ana.json("/api/ranked/queue"))["queue"]["news"] is None
     # an invitation not answered lapses, for both sides
     caio, bob = await house.players("caio", "bob")
     await caio.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "bob"})

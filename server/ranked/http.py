@@ -54,6 +54,8 @@ from server.ranked.service import (
     MAX_ARENA_LEAD,
     RANKED,
     ArenaEvent,
+    News,
+    NewsKind,
     QueueState,
     QueueStatus,
     RankedError,
@@ -127,6 +129,7 @@ ERROR_PT: Final = {
     "unknown_user": "Não existe jogador com esse nome.",
     "already_queued": "Você já está na fila ranqueada (ou numa mesa).",
     "not_queued": "Você não está na fila ranqueada.",
+    "no_invitation": "Esse convite não existe mais (expirou, ou quem convidou desistiu dele).",
     "paused": "Você está suspenso da fila ranqueada e da arena por abandonos repetidos.",
     "partner_paused": ("A sua dupla está suspensa da fila ranqueada e da arena por abandonos "
                        "repetidos."),
@@ -159,7 +162,8 @@ ERROR_PT: Final = {
 }
 _STATUS_BY_CODE: Final = {
     "not_found": 404, "unknown_arena": 404, "unknown_user": 404, "forbidden": 403,
-    "already_queued": 409, "not_queued": 409, "paused": 409, "insufficient_chips": 409,
+    "already_queued": 409, "not_queued": 409, "no_invitation": 409, "paused": 409,
+    "insufficient_chips": 409,
     "partner_paused": 409, "partner_insufficient_chips": 409, "in_arena": 409, "at_table": 409,
     "arena_closed": 409, "closed": 409, "already_joined": 409, "not_joined": 409,
     "already_appealed": 409, "nothing_to_appeal": 409, "already_overturned": 409,
@@ -373,8 +377,10 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
     invitations = sorted((i for i in service.invitations.values()
                           if i.partner == user.id and now - i.at <= INVITATION_LIFETIME),
                          key=lambda i: (i.at, i.inviter))
+    news = service.news_for(user.id)
     names = await _names(_pool(request), [status.partner, *status.seating,
-                                          *(i.inviter for i in invitations)])
+                                          *(i.inviter for i in invitations),
+                                          None if news is None else news.other])
     paused = (await review.pause_remaining(_pool(request), user.id, _now(request))
               ).total_seconds()
     message = (PAIRED_OPENING_PT if status.state is QueueState.PAIRED
@@ -398,6 +404,9 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
             "message": message, "notice": notice,
             "expires_in_s": None if expires is None else round(expires, 3),
             "pause_remaining_s": round(paused, 3),
+            "news": None if news is None else {
+                "kind": news.kind.value, "who": names.get(news.other),
+                "text": _news_pt(news, names.get(news.other, "?"))},
             "invitations": [{
                 "from": names.get(i.inviter), "variant": i.key.variant.value,
                 "seats": i.key.seats,
@@ -412,6 +421,26 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
         "stake": service.settings.stake,
         "launcher": service.launcher is not None,
     }
+
+
+def _news_pt(news: News, who: str) -> str:
+    if news.kind is NewsKind.DECLINED:
+        return f"{who} recusou o seu convite para jogar em dupla."
+    if news.kind is NewsKind.PARTNER_LEFT:
+        return (f"{who}, da sua dupla, saiu da fila ranqueada, e a dupla saiu junto: entre de "
+                "novo na fila, sozinho ou com outra dupla.")
+    return (f"{who} desistiu da mesa que tinha sido formada: você voltou à fila, com o tempo de "
+            "espera que já tinha.")
+
+
+async def _decline(request: web.Request, user: User, body: Mapping[str, Any]) -> None:
+    """Decline the duo invitation of the player named `from` (a form's `partner`)."""
+    name = body.get("from", body.get("partner"))
+    inviter = await _user_id_by_name(_pool(request), name) if (
+        isinstance(name, str) and NAME_RE.fullmatch(name.strip())) else None
+    if inviter is None:
+        raise RankedError("no_invitation", "That player has not invited you.")
+    await _service(request).decline(user.id, inviter)
 
 
 async def _join_queue(request: web.Request, user: User, body: Mapping[str, Any]) -> QueueStatus:
@@ -870,6 +899,13 @@ async def api_leave(request: web.Request) -> web.StreamResponse:
 
 
 @_api
+async def api_decline(request: web.Request) -> web.StreamResponse:
+    user = api_require_user(request)
+    await _decline(request, user, await read_body(request))
+    return web.json_response(await _queue_view(request, user))
+
+
+@_api
 async def api_standing(request: web.Request) -> web.StreamResponse:
     return web.json_response(await _standing(request, api_require_user(request)))
 
@@ -1138,6 +1174,15 @@ async def ranked_join_form(request: web.Request) -> web.Response:
         return await ranked_page(request, error=await _refusal_pt(request, user, exc),
                                  status=_status_of(exc), form=form,
                                  error_field="partner" if exc.code in PARTNER_ERRORS else None)
+    return _see_other("/ranked")
+
+
+async def ranked_decline_form(request: web.Request) -> web.Response:
+    user = _page_user(request, "/ranked")
+    try:
+        await _decline(request, user, await read_body(request))
+    except StoreError as exc:
+        return await ranked_page(request, error=_pt(exc), status=_status_of(exc))
     return _see_other("/ranked")
 
 
@@ -1606,6 +1651,7 @@ def setup(app: web.Application) -> None:
     r.add_get("/api/ranked/queue", api_queue, name="ranked_queue")
     r.add_post("/api/ranked/queue", api_join, name="ranked_join")
     r.add_post("/api/ranked/queue/leave", api_leave, name="ranked_leave")
+    r.add_post("/api/ranked/invitations/decline", api_decline, name="ranked_decline")
     r.add_get("/api/me/standing", api_standing, name="ranked_standing")
     r.add_post("/api/me/abandonments/{record}/appeal", api_appeal, name="ranked_appeal")
     r.add_get("/api/ranked/leaderboard", api_leaderboard, name="ranked_leaderboard")
@@ -1622,11 +1668,14 @@ def setup(app: web.Application) -> None:
     r.add_get("/ranked", _signed_in(ranked_page), name="ranked_page")
     r.add_post("/ranked/queue", ranked_join_form, name="ranked_join_form")
     r.add_post("/ranked/queue/leave", ranked_leave_form, name="ranked_leave_form")
+    r.add_post("/ranked/invitations/decline", ranked_decline_form, name="ranked_decline_form")
     r.add_get("/me", _signed_in(me_page), name="me_page")
     r.add_post("/me/abandonments/{record}/appeal", appeal_form, name="appeal_form")
     r.add_get("/me/abandonments/{record}/appeal", back_to("/me"), name="appeal_form_back")
     r.add_get("/ranked/queue", back_to("/ranked"), name="ranked_join_form_back")
     r.add_get("/ranked/queue/leave", back_to("/ranked"), name="ranked_leave_form_back")
+    r.add_get("/ranked/invitations/decline", back_to("/ranked"),
+              name="ranked_decline_form_back")
     r.add_get("/leaderboard", leaderboard_page, name="leaderboard_page")
     r.add_get("/arena", _signed_in(arena_page), name="arena_page")
     r.add_post("/arena", arena_create_form, name="arena_create_form")

@@ -275,6 +275,25 @@ class Invitation:
     at: float
 
 
+class NewsKind(StrEnum):
+    """What happened to a player's place in ranked play that they did not do themselves."""
+
+    DECLINED = "declined"  # the player they invited declined the invitation
+    PARTNER_LEFT = "partner_left"  # their duo partner left the queue: the duo left with them
+    TABLE_UNDONE = "table_undone"  # a player left the table formed for them: back in the queue
+
+
+@dataclass(frozen=True, slots=True)
+class News:
+    kind: NewsKind
+    other: int  # who did it
+    at: float
+
+
+# how long a player's page keeps saying what happened to their place (or until they queue again)
+NEWS_LIFETIME = 10 * 60.0
+
+
 @dataclass(frozen=True, slots=True)
 class QueueStatus:
     state: QueueState
@@ -330,6 +349,9 @@ class RankedService:
         self.settings = settings
         self.matchmaker = Matchmaker(window=settings.window)
         self.invitations: dict[int, Invitation] = {}
+        # what happened to a player's place that they did not do (memory only: a restart
+        # forgets it, as it forgets invitations)
+        self.news: dict[int, News] = {}
         self.formed: list[FormedTable] = []
         self.seated: dict[int, str] = {}  # user -> ranked table id
         self.seated_queues: dict[str, QueueKey] = {}  # ranked table id -> the queue it came from
@@ -625,6 +647,7 @@ class RankedService:
                 raise RankedError("bad_partner", "A duo partner is another player, in 2v2.")
             await self.eligible(user, self.settings.stake)
             now = self.clock.now()
+            self.news.pop(user, None)
             if partner is None:
                 rating = await self._rating(user, key)
                 self._enqueue(key, [(user, rating)], now)
@@ -675,22 +698,55 @@ class RankedService:
             if self.invitations.pop(user, None) is not None:
                 return self.status(user)
             undo = self._undo_queue()
-            if self.matchmaker.queued(user) is not None:
+            now = self.clock.now()
+            ticket = self.matchmaker.queued(user)
+            if ticket is not None:
                 self.matchmaker, _ = self.matchmaker.leave(user)
                 await self._acknowledge(undo)
+                # a duo leaves together: the partner is told why they are out
+                for other in ticket.players:
+                    if other != user:
+                        self.news[other] = News(NewsKind.PARTNER_LEFT, user, now)
                 return self.status(user)
             formed = self._formed_for(user)
             if formed is not None and formed.match is not None:
                 self.formed.remove(formed)
+                requeued: list[int] = []
                 for ticket in formed.match.tickets:
                     if user not in ticket.players:
                         self.matchmaker = self.matchmaker.enqueue(
                             ticket.key, list(zip(ticket.players, ticket.ratings, strict=True)),
                             ticket.joined_at)
+                        requeued += ticket.players
                 await self._acknowledge(undo)
+                for other in formed.seating:
+                    if other != user:
+                        self.news[other] = News(
+                            NewsKind.TABLE_UNDONE if other in requeued
+                            else NewsKind.PARTNER_LEFT, user, now)
                 self._wake()
                 return self.status(user)
             raise RankedError("not_queued", "You are not in a ranked queue.")
+
+    async def decline(self, user: int, inviter: int) -> None:
+        """Decline the duo invitation `inviter` sent this player: it is gone, and the inviter
+        is told."""
+        async with self._lock:
+            self._expire_invitations()
+            invitation = self.invitations.get(inviter)
+            if invitation is None or invitation.partner != user:
+                raise RankedError("no_invitation", "That player has not invited you.")
+            del self.invitations[inviter]
+            self.news[inviter] = News(NewsKind.DECLINED, user, self.clock.now())
+            log.info("ranked_invitation_declined", extra={"user": user, "inviter": inviter})
+
+    def news_for(self, user: int) -> News | None:
+        """What happened to this player's place lately that they did not do (`News`)."""
+        news = self.news.get(user)
+        if news is not None and self.clock.now() - news.at > NEWS_LIFETIME:
+            del self.news[user]
+            return None
+        return news
 
     def _expire_invitations(self) -> None:
         now = self.clock.now()

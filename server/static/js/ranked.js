@@ -71,6 +71,10 @@ function invitationItem(invitation, canAccept, paused) {
   } else {
     item.append(el("p", { class: "muted", text: "Para aceitar, saia antes da fila (ou da mesa) em que você está." }));
   }
+  item.append(el("form", { method: "post", action: "/ranked/invitations/decline" },
+    el("input", { type: "hidden", name: "csrf", value: csrf }),
+    el("input", { type: "hidden", name: "partner", value: invitation.from }),
+    el("button", { type: "submit", class: "secondary" }, `Recusar o convite de ${invitation.from}`)));
   return item;
 }
 
@@ -156,6 +160,9 @@ function queuePage(root) {
     setText(stateNode, queue.message);
     noticeNode.hidden = !queue.notice;
     setText(noticeNode, queue.notice ?? "");
+    const newsNode = document.getElementById("queue-news");
+    newsNode.hidden = !queue.news;
+    setText(newsNode, queue.news?.text ?? "");
     setText(document.getElementById("queue-waited"), formatWaited(queue.waited_s));
     if (queue.window) setText(document.getElementById("queue-window"), `até ${Math.round(queue.window)} pontos`);
     showInvitations(queue);
