@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +13,7 @@ from server.accounts import Role, set_role
 from server.app import POOL
 from server.clock import VirtualClock
 from server.live import api
-from server.live.model import TableKind
+from server.live.model import TableKind, TableStatus
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
     Live,
@@ -370,6 +372,35 @@ async def test_leaving_mid_match_is_abandonment(live: Live) -> None:
         assert entry["table"] == tid and entry["team"] == 1
     finally:
         await _close(ana, bia, olga)
+
+
+async def test_the_table_limits_hold_against_concurrent_requests(live: Live) -> None:
+    # a hostile review sent 150 creations at once from one account: each passed the count
+    # while the others waited for their insert, and 93 tables were created and started
+    ana = (await players(live.base, "ana"))[0]
+    settings = live.house.settings
+    training = {"variant": "paulista", "seats": 2, "kind": "training"}
+    try:
+        answers = await asyncio.gather(*(ana.post("/api/tables", training) for _ in range(40)))
+        made = [body["table"]["id"] for status, body in answers if status == 201]
+        assert len(made) == settings.max_open_tables
+        assert {body["error"] for status, body in answers if status != 201} == {
+            "too_many_tables"}
+        assert await live.app[POOL].fetchval(
+            "SELECT count(*) FROM live_tables WHERE owner_id = (SELECT id FROM users"
+            " WHERE name = 'ana')") == settings.max_open_tables
+        # starts at once: never more matches in play than the limit (here 3 with 5 open)
+        live.house.settings = dataclasses.replace(settings, max_playing_tables=3)
+        started = await asyncio.gather(*(ana.post(f"/api/tables/{t}/start") for t in made))
+        assert sorted(status for status, _ in started) == [200] * 3 + [409] * 2
+        assert {body["error"] for status, body in started if status != 200} == {
+            "too_many_matches"}
+        assert sum(1 for actor in live.house.tables.values()
+                   if actor.status is TableStatus.PLAYING) == 3
+        assert not live.house.creating and not live.house.starting
+    finally:
+        live.house.settings = settings
+        await ana.close()
 
 
 async def test_seats_must_be_an_int(live: Live) -> None:

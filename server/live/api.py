@@ -6,9 +6,10 @@ JSON. Every refusal is `{"error": code, "message": ...}` (docs/PROTOCOL.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Final
@@ -108,22 +109,45 @@ async def create_table(request: web.Request) -> web.StreamResponse:
                         " come from the matchmaker)")
     assert kind is not None
     house = house_of(request)
-    def seated_at(status: TableStatus) -> int:
-        return sum(1 for actor in house.tables.values()
-                   if actor.status is status and actor.seat_of(user.id) is not None)
-
-    waiting = seated_at(TableStatus.OPEN)
+    # tables being created count as open ones: concurrent requests each passed the count while
+    # the others waited for their insert (one account opened 93 tables at once)
+    waiting = _seated_at(house, user.id, TableStatus.OPEN) + house.creating.get(user.id, 0)
     if waiting >= house.settings.max_open_tables:
         raise LiveError("too_many_tables",
                         f"You already sit at {waiting} tables waiting for players: start or"
                         " leave one of them first.", 409)
-    playing = seated_at(TableStatus.PLAYING)
+    _check_playing(house, user.id)
+    with _counted(house.creating, user.id):
+        actor = await house.create_table(user.id, user.name, MatchConfig(variant, seats, mode),
+                                         kind)
+    return await _table_reply(actor, user.id, status=201)
+
+
+def _seated_at(house: House, user_id: int, status: TableStatus) -> int:
+    return sum(1 for actor in house.tables.values()
+               if actor.status is status and actor.seat_of(user_id) is not None)
+
+
+def _check_playing(house: House, user_id: int) -> None:
+    """One account may play at so many tables at once (`max_playing_tables`), matches being
+    started counted."""
+    playing = _seated_at(house, user_id, TableStatus.PLAYING) + house.starting.get(user_id, 0)
     if playing >= house.settings.max_playing_tables:
         raise LiveError("too_many_matches",
                         f"You already play at {playing} tables: finish or leave one of them"
                         " first.", 409)
-    actor = await house.create_table(user.id, user.name, MatchConfig(variant, seats, mode), kind)
-    return await _table_reply(actor, user.id, status=201)
+
+
+@contextlib.contextmanager
+def _counted(counter: dict[int, int], user_id: int) -> Iterator[None]:
+    """`user_id`'s requests of one kind in flight, while they wait."""
+    counter[user_id] = counter.get(user_id, 0) + 1
+    try:
+        yield
+    finally:
+        left = counter.pop(user_id) - 1
+        if left:
+            counter[user_id] = left
 
 
 @live_errors
@@ -252,7 +276,10 @@ async def pick_seat(request: web.Request) -> web.StreamResponse:
 async def start_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     actor = _lobby_actor(request)
-    await actor.call(lambda: actor.start_match(user.id))
+    house = house_of(request)
+    _check_playing(house, user.id)
+    with _counted(house.starting, user.id):
+        await actor.call(lambda: actor.start_match(user.id))
     return await _table_reply(actor, user.id)
 
 
@@ -260,7 +287,10 @@ async def start_table(request: web.Request) -> web.StreamResponse:
 async def rematch(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     actor = _actor(request)
-    await actor.call(lambda: actor.rematch(user.id))
+    house = house_of(request)
+    _check_playing(house, user.id)
+    with _counted(house.starting, user.id):
+        await actor.call(lambda: actor.rematch(user.id))
     return await _table_reply(actor, user.id)
 
 

@@ -219,6 +219,10 @@ class House:
         self.sockets: set[web.WebSocketResponse] = set()
         # open table sockets per user (`LiveSettings.max_sockets_per_user`)
         self.user_sockets: dict[int, int] = {}
+        # each user's table creations and match starts in flight (`server.live.api`): counted
+        # with the tables they sit at against the per-user limits while they wait
+        self.creating: dict[int, int] = {}
+        self.starting: dict[int, int] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._pool: asyncpg.Pool | None = None
         self._writer: GroupWriter | None = None
