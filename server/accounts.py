@@ -348,11 +348,19 @@ async def change_password(
     The current password is checked as a login is, under the same limits (a stolen session
     cannot be used to guess it): a wrong one is 403 `wrong_password`, too many 429
     `rate_limited`. Nothing changes on any refusal."""
+    # the hash `current` is checked against: replaced only if it is still the one (two changes
+    # at once, each checked against the old password, both answered 200, and one was lost)
+    checked = await pool.fetchval("SELECT password_hash FROM users WHERE id = $1", user.id)
     await check_current_password(pool, user, current, remote, cost)
     password = check_new_password(new, current, user.name)
     digest = await hash_password(password, cost)
     async with pool.acquire() as conn, conn.transaction():
-        await conn.execute("UPDATE users SET password_hash = $2 WHERE id = $1", user.id, digest)
+        replaced = await conn.fetchval(
+            "UPDATE users SET password_hash = $2 WHERE id = $1 AND password_hash = $3"
+            " RETURNING id", user.id, digest, checked)
+        if replaced is None:
+            raise AccountError("wrong_password", "Your password was changed meanwhile: that is"
+                               " no longer your current password.", 403)
         rows = await conn.fetch(
             "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2 RETURNING token_hash",
             user.id, token_hash(session_token))

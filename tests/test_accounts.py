@@ -622,3 +622,26 @@ def test_the_registration_limit_is_a_whole_number(tmp_path: Path) -> None:
     for bad in ("-1", "ten", "2.5", "١٢"):
         with pytest.raises(ConfigError, match="BARAJAMOS_REGISTRATIONS_PER_HOUR"):
             from_env({"BARAJAMOS_REGISTRATIONS_PER_HOUR": bad}, data_dir=tmp_path)
+
+
+async def test_two_password_changes_at_once_one_wins_the_other_is_refused(
+    client: Client,
+) -> None:
+    # a hostile review changed one account's password from two sessions at once: both were
+    # answered 200, one password stood, and both sessions ended
+    pool = client.app[POOL]
+    user = await accounts.register(pool, "ana", "correct horse 42", accounts.MINIMUM)
+    sessions = [await accounts.open_session(pool, user) for _ in range(2)]
+    news = ["another horse 43", "third horse 44"]
+    results = await asyncio.gather(*(
+        accounts.change_password(pool, user, "correct horse 42", new, accounts.MINIMUM,
+                                 "10.0.0.1", session)
+        for new, session in zip(news, sessions, strict=True)), return_exceptions=True)
+    refused = [r for r in results if isinstance(r, accounts.AccountError)]
+    assert len(refused) == 1 and refused[0].code == "wrong_password", results
+    won = 0 if not isinstance(results[0], BaseException) else 1
+    assert await accounts.authenticate(pool, "ana", news[won], "10.0.0.2", accounts.MINIMUM)
+    with pytest.raises(accounts.AccountError):
+        await accounts.authenticate(pool, "ana", news[1 - won], "10.0.0.3", accounts.MINIMUM)
+    # the winner's session goes on; the refused change ended nothing more
+    assert await accounts.user_for_token(pool, sessions[won]) is not None
