@@ -443,6 +443,17 @@ def _action(item: object, path: str) -> Action:
         action = action_from_json(item)
     except ValueError as exc:
         raise RecordError(path, str(exc)) from None
+    # FAIRNESS.md 7: a play is in exactly one of two forms, by card (`card`, maybe `"covered":
+    # true`) or blind by position (`position` alone: mão de ferro has no covered cards). The
+    # scenario format lets a play carry both; a record may not, so its bytes say one thing.
+    if action.position is not None:
+        if action.card is not None:
+            raise RecordError(path, "a play names a 'card' or a 'position', not both")
+        if action.covered:
+            raise RecordError(
+                path, "a blind play (by 'position') is never covered: mão de ferro has no covered"
+                " cards"
+            )
     canonical = action_to_json(action)
     if canonical != item:
         # One form per action ("covered": false and "position": null are left out), so the
