@@ -1602,7 +1602,8 @@ class TableActor:
         if streak.count + 1 >= abandon_limit(self.kind) and seat not in self.empty_timers:
             overlap = streak.started_at is not None and \
                 streak.started_at < self.house.run_started_at
-            await self._abandon(seat, AbandonTrigger.AUTOMATIC_ACTIONS, restart_overlap=overlap)
+            await self._abandon(seat, AbandonTrigger.AUTOMATIC_ACTIONS, restart_overlap=overlap,
+                                when=now)
             if not overlap:
                 return
             streak = self.streaks.setdefault(seat, Streak())
@@ -1631,9 +1632,15 @@ class TableActor:
 
     # ----------------------------------------------------------------------------- endings
 
-    async def _abandon(self, seat: int, trigger: AbandonTrigger, *, restart_overlap: bool) -> None:
-        """Keep the evidence; forfeit the match unless a server restart overlapped the streak."""
+    async def _abandon(self, seat: int, trigger: AbandonTrigger, *, restart_overlap: bool,
+                       when: float | None = None) -> None:
+        """Keep the evidence; forfeit the match unless a server restart overlapped the streak.
+
+        `when`: the abandonment's instant, the missed deadline's handling for the clock's (the
+        automatic action a restart's exemption lets follow has the same instant: a rebuilt
+        streak starts again there, `recovery._restore_streaks`, not one action later)."""
         holder = self.seats[seat]
+        moment = self.now if when is None else when
         streak = self.streaks.get(seat, Streak())
         since = streak.started_at if streak.started_at is not None else self.now
         try:
@@ -1661,7 +1668,7 @@ class TableActor:
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12)",
             (self.id, self.match_number, seat, holder.user_id, team,
              self.config.variant.value, self.kind.value, trigger.value, consequence.value,
-             restart_overlap, json.dumps(evidence), at(self.now)),
+             restart_overlap, json.dumps(evidence), at(moment)),
         )
         self._log("abandonment", seat=seat, trigger=trigger.value,
                   consequence=consequence.value, restart_overlap=restart_overlap)
