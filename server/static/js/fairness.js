@@ -402,6 +402,43 @@ function hexOf(v, path, low, high = low) {
   return hexToBytes(v);
 }
 
+const VERBS = ["play", "raise", "accept", "decline", "envido", "real_envido", "falta_envido", "fold", "timeout"];
+const ACTION_FIELDS = ["seat", "do", "card", "covered", "position"];
+
+/**
+ * What is wrong with an action's form (null when nothing), FAIRNESS.md 7: `seat` and one of the
+ * nine verbs; a `play` has a `card` (and `"covered": true` when covered) or a `position` (0..2)
+ * alone, never both, a blind play never covered; the other verbs have nothing else; defaults are
+ * left out (no `"covered": false`, no `"position": null`). The CLI refuses the same as unreadable;
+ * whether the action fits the hand is the replay's (the CLI's).
+ */
+function actionProblem(a) {
+  if (a === null || typeof a !== "object" || Array.isArray(a)) return "esperava uma ação {seat, do, ...}";
+  const extra = Object.keys(a).filter((k) => !ACTION_FIELDS.includes(k));
+  if (extra.length) return `campo(s) desconhecido(s) na ação: ${extra.join(", ")}`;
+  const has = (k) => Object.hasOwn(a, k);
+  if (!has("seat") || !Number.isInteger(a.seat) || a.seat < 0) return "esperava o lugar (seat) da ação, um inteiro de 0 em diante";
+  if (!has("do") || !VERBS.includes(a.do)) {
+    return `verbo (do) desconhecido: ${has("do") ? JSON.stringify(a.do) : "nenhum"} (esperava ${VERBS.join(", ")})`;
+  }
+  if (has("card") && !isCard(a.card)) return "card: esperava uma carta, como \"7H\"";
+  if (has("covered") && a.covered !== true) {
+    return a.covered === false ? "\"covered\": false não se escreve (o padrão fica de fora: cada ação tem uma forma só)"
+      : "covered: só pode ser true";
+  }
+  if (has("position") && !isInt(a.position, 0, 2)) {
+    return a.position === null ? "\"position\": null não se escreve (o padrão fica de fora: cada ação tem uma forma só)"
+      : "position: esperava 0, 1 ou 2";
+  }
+  if (a.do !== "play") {
+    return has("card") || has("covered") || has("position") ? `'${a.do}' não leva card, covered nem position` : null;
+  }
+  if (has("card") && has("position")) return "uma jogada nomeia uma carta (card) ou uma posição (position), não as duas";
+  if (!has("card") && !has("position")) return "uma jogada (play) precisa de uma carta (card), ou de uma posição (position) na mão de ferro";
+  if (has("position") && has("covered")) return "uma jogada às cegas (por posição) nunca é coberta: a mão de ferro não tem carta coberta";
+  return null;
+}
+
 /** Check 1 (`structure`): exact fields, types and sizes; throws UnreadableError naming where. */
 export function checkStructure(record) {
   const need = (ok, path, what) => {
@@ -454,8 +491,9 @@ export function checkStructure(record) {
   need(Array.isArray(r.actions) && r.actions.length <= MAX_ACTIONS, "$.actions",
     `esperava uma lista de no máximo ${MAX_ACTIONS} ações`);
   r.actions.forEach((a, i) => {
-    need(a !== null && typeof a === "object" && !Array.isArray(a) && isInt(a.seat, 0, r.seats - 1)
-      && typeof a.do === "string", `$.actions[${i}]`, "esperava {seat, do, ...}");
+    const problem = actionProblem(a);
+    need(problem === null, `$.actions[${i}]`, problem);
+    need(a.seat < r.seats, `$.actions[${i}].seat`, `o lugar ${a.seat} não existe numa mesa de ${r.seats} lugares`);
   });
   need(["completed", "abandonment", "cancelled"].includes(r.end), "$.end",
     "esperava completed, abandonment ou cancelled");

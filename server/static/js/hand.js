@@ -214,10 +214,14 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
     setVerdict("fail", `Não foi possível conferir: ${err.message}`);
     return;
   }
-  if (!result.readable) {
+  // a record out of its form (FAIRNESS.md 7, the CLI's exit 2) is unreadable, never verified:
+  // the replay is not run here, so the structure is what stands between a nonsense record and
+  // a green headline
+  const structure = result.checks.find((c) => c.name === "structure");
+  if (!result.readable || structure?.status !== "pass") {
     renderChecks(result.checks);
     $("details").hidden = true;
-    setVerdict("unreadable", `Registro ilegível: ${result.error}`);
+    setVerdict("unreadable", `Registro ilegível: ${result.error ?? structure?.detail}`);
     return;
   }
   const r = result.record;

@@ -1,0 +1,142 @@
+"""What an independent audit of the fairness verifier found in the browser's checks, fixed.
+
+- The `structure` check validates every action as the CLI does (FAIRNESS.md 7: one form per
+  action): an unknown verb, a play without a card, a raise with a card, `"covered": false`,
+  `"position": null`, a position past 2, an extra field, a blind play covered, a play by card
+  and position are unreadable, and a signed record of nonsense actions with a made-up score is
+  never `Verificado` (the replay is the CLI's); a genuine record with `"covered": false` added is
+  unreadable, as the CLI says, not a failed signature.
+
+The records and keys are served through Playwright routes; the pages are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.test_browser_fairness_review import (
+    ANCHOR,
+    HOUSE,
+    RECORDS,
+    TABLE,
+    check,
+    house_key,
+    open_hand,
+    serve_chain,
+)
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    LiveServer,
+    browser_fixture,
+    live_server_fixture,
+    new_page,
+)
+from tests.test_verifier_audit import BAD_ACTIONS, KEY_HEX, with_first_action
+from truco.records import SIGNATURE_FIELDS
+from verifier.signing import sign_built_record
+
+pytestmark = pytest.mark.timeout(180)
+
+_VERIFY_JS = """
+async ({ records, key }) => {
+  const f = await import("/static/js/fairness.js");
+  const out = [];
+  for (const record of records) {
+    const result = await f.verifyHandRecord(JSON.stringify(record), { pinnedKey: key });
+    out.push({ readable: result.readable, error: result.error,
+               structure: result.checks.find((c) => c.name === "structure").status });
+  }
+  return out;
+}
+"""
+
+
+# ------------------------------------------------------------------ actions in their one form
+
+
+async def test_the_structure_check_refuses_every_action_the_cli_refuses(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verify"))
+    records = [with_first_action(action) for action in BAD_ACTIONS.values()]
+    got = await page.evaluate(_VERIFY_JS, {"records": records, "key": KEY_HEX})
+    for case, result in zip(BAD_ACTIONS, got, strict=True):
+        assert result["readable"] is False and result["structure"] == "fail", (case, result)
+        # the same path the CLI names
+        assert result["error"].startswith("$.actions[0]"), (case, result)
+    # the two forms of a play, and the other verbs bare, read (their replay is the CLI's)
+    fine = [
+        {"seat": 0, "do": "play", "card": "4C"},
+        {"seat": 0, "do": "play", "card": "4C", "covered": True},
+        {"seat": 0, "do": "play", "position": 2},
+        {"seat": 3, "do": "timeout"},
+    ]
+    got = await page.evaluate(
+        _VERIFY_JS, {"records": [with_first_action(a) for a in fine], "key": KEY_HEX}
+    )
+    assert [r["readable"] for r in got] == [True] * len(fine), got
+    # the wording names what is wrong
+    messages = dict(zip(BAD_ACTIONS, (r["error"] for r in await page.evaluate(
+        _VERIFY_JS, {"records": records, "key": KEY_HEX})), strict=True))
+    assert "cheat" in messages["an unknown verb"]
+    assert "não as duas" in messages["a play by card and position"]
+    assert "nunca é coberta" in messages["a blind play covered"]
+    assert '"covered": false não se escreve' in messages["covered false"]
+    assert messages["a seat past the seats"].startswith("$.actions[0].seat:")
+
+
+def nonsense(record: dict[str, Any]) -> dict[str, Any]:
+    """A hand of nonsense actions and a made-up score, signed by the house's key: every check
+    the browser makes of the deal passes."""
+    changed = record | {"actions": [{"seat": 0, "do": "cheat"}], "score_after": [11, 0]}
+    unsigned = {k: v for k, v in changed.items() if k not in SIGNATURE_FIELDS}
+    return sign_built_record(unsigned, HOUSE)  # sign_record would refuse it
+
+
+async def test_a_signed_record_of_nonsense_actions_is_never_verificado(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await house_key(page, HOUSE)
+    await serve_chain(page, TABLE, [ANCHOR, *RECORDS])
+    verdict = page.locator("#verdict")
+    await open_hand(page, live_server, RECORDS[1])
+    await expect(verdict).to_have_attribute("data-state", "ok")  # the genuine hand
+    await open_hand(page, live_server, nonsense(RECORDS[1]))
+    await expect(verdict).to_have_attribute("data-state", "unreadable")
+    await expect(verdict).to_have_text(
+        'Registro ilegível: $.actions[0]: verbo (do) desconhecido: "cheat" (esperava play,'
+        " raise, accept, decline, envido, real_envido, falta_envido, fold, timeout)"
+    )
+    await expect(check(page, "structure")).to_have_attribute("data-status", "fail")
+    await expect(page.locator("#details")).to_be_hidden()
+    # the same pasted on /verify, with the house's key typed in
+    await page.goto(live_server.url("/verify"))
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(nonsense(RECORDS[2])))
+    await page.get_by_label("Chave pública da casa").fill(HOUSE.verify_key.encode().hex())
+    await page.get_by_role("button", name="Verificar").click()
+    await expect(verdict).to_have_attribute("data-state", "unreadable")
+    await expect(verdict).not_to_contain_text("Verificado")
+
+
+async def test_a_genuine_record_with_covered_false_added_is_unreadable_not_a_bad_signature(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await house_key(page, HOUSE)
+    await serve_chain(page, TABLE, [ANCHOR, *RECORDS])
+    record = next(r for r in RECORDS if any("card" in a for a in r["actions"]))
+    index = next(i for i, a in enumerate(record["actions"]) if "card" in a)
+    actions = [dict(a) for a in record["actions"]]
+    actions[index]["covered"] = False  # not signed again: the house's signature stays
+    await open_hand(page, live_server, record | {"actions": actions})
+    verdict = page.locator("#verdict")
+    await expect(verdict).to_have_attribute("data-state", "unreadable")
+    await expect(verdict).to_contain_text(
+        f'Registro ilegível: $.actions[{index}]: "covered": false não se escreve'
+    )
+    await expect(verdict).not_to_contain_text("assinatura")
