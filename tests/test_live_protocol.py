@@ -459,6 +459,44 @@ async def test_one_user_may_hold_only_so_many_table_sockets(
         await bia.close()
 
 
+async def test_opening_and_closing_sockets_in_a_loop_is_limited(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a hostile review connected and disconnected one seat 300 times in a second: 603 seat
+    # events (abandonment evidence) and 600 table events to the other player
+    live = await start_live(make_app, aiohttp_client, vclock, connect_burst=4,
+                            connect_interval=5.0)
+    ana, bia = await players(live.base, "ana", "bia")
+    table = await create_table(ana, "paulista", 2, "training")
+    url = live.base / f"ws/tables/{table['id']}"
+    try:
+        for _ in range(4):
+            await (await ana.ws(table["id"])).close()
+        events = await live.app[POOL].fetchval("SELECT count(*) FROM seat_events")
+        async with ana.session.get(url, headers={"Upgrade": "websocket", "Connection": "Upgrade",
+                                                 "Sec-WebSocket-Version": "13",
+                                                 "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+                                   ) as resp:
+            assert resp.status == 429
+            assert (await resp.json())["error"] == "too_many_connections"
+            assert resp.headers["Retry-After"] == "5"
+        # the plain GET says so too, and takes nothing
+        async with ana.session.get(url) as resp:
+            assert (resp.status, (await resp.json())["error"]) == (429, "too_many_connections")
+        assert await live.app[POOL].fetchval("SELECT count(*) FROM seat_events") == events
+        # another user, or another table, is not limited by ana's sockets
+        await (await bia.ws(table["id"])).close()
+        other = await create_table(ana, "paulista", 2, "training")
+        await (await ana.ws(other["id"])).close()
+        # one more every 5 s
+        await vclock.advance(5.0)
+        await (await ana.ws(table["id"])).close()
+        async with ana.session.get(url) as resp:
+            assert resp.status == 429
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 async def test_binary_frames_count_against_the_rate_limit(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     ana, _, ws = await _limited(make_app, aiohttp_client, vclock)

@@ -56,6 +56,41 @@ class Lineup:
     restart_overlap: bool
 
 
+class ConnectLimiter:
+    """Sockets each user opens to each table: a bucket of `connect_burst` tokens, one more every
+    `connect_interval` seconds (`LiveSettings`). Full buckets are forgotten as they are met, so
+    the map holds only users who connected lately."""
+
+    def __init__(self) -> None:
+        # (user, table) -> (tokens, when they were counted)
+        self.buckets: dict[tuple[int, str], tuple[float, float]] = {}
+        self._admitted = 0
+
+    def admit(self, user_id: int, table_id: str, now: float, settings: LiveSettings, *,
+              take: bool = True) -> float:
+        """0 when a socket may be opened now (and, with `take`, count it); else the seconds
+        until one may."""
+        key = (user_id, table_id)
+        tokens, then = self.buckets.get(key, (float(settings.connect_burst), now))
+        tokens = min(float(settings.connect_burst),
+                     tokens + max(0.0, now - then) / settings.connect_interval)
+        if tokens < 1.0:
+            return (1.0 - tokens) * settings.connect_interval
+        if take:
+            self.buckets[key] = (tokens - 1.0, now)
+            self._admitted += 1
+            if self._admitted % 1024 == 0:
+                self._forget_full(now, settings)
+        return 0.0
+
+    def _forget_full(self, now: float, settings: LiveSettings) -> None:
+        full = settings.connect_burst * settings.connect_interval
+        for key, (tokens, then) in list(self.buckets.items()):
+            if tokens + (now - then) / settings.connect_interval >= settings.connect_burst \
+                    or now - then >= full:
+                del self.buckets[key]
+
+
 class HouseBusy(RuntimeError):
     """This house may not serve this database: another house serves it (two would each hold its
     tables in memory and overwrite each other's writes), or `KeysChanged`."""
@@ -223,6 +258,8 @@ class House:
         # with the tables they sit at against the per-user limits while they wait
         self.creating: dict[int, int] = {}
         self.starting: dict[int, int] = {}
+        # sockets opened per user and table, against LiveSettings.connect_burst
+        self.connects = ConnectLimiter()
         self._closing: set[asyncio.Task[None]] = set()
         self._pool: asyncpg.Pool | None = None
         self._writer: GroupWriter | None = None

@@ -98,6 +98,12 @@ class LiveSettings:
     # table sockets one user may hold open at once (every tab of a table page holds one): one
     # account cannot multiply the per-connection rate limit, or the memory a socket costs
     max_sockets_per_user: int = 32
+    # sockets one user may open to one table: `connect_burst` at once, then one more every
+    # `connect_interval` seconds (injected clock). A seat's connections and losses are table
+    # events and abandonment evidence: opening and closing a socket in a loop flooded both (600
+    # events in a second). A page's reconnects (backing off to 5 s) stay well inside
+    connect_burst: int = 20
+    connect_interval: float = 5.0
 
 
 def decision_seconds(config: Config, kind: TableKind) -> float:

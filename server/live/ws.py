@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import struct
 import time
 from collections.abc import Awaitable
@@ -250,7 +251,14 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     # no permessage-deflate: messages are small, and `Connection` writes plain text frames
     ws = web.WebSocketResponse(heartbeat=settings.heartbeat_seconds,
                                max_msg_size=settings.max_frame_bytes, compress=False)
-    if not ws.can_prepare(request).ok:
+    plain = not ws.can_prepare(request).ok
+    wait = house.connects.admit(user.id, actor.id, house.clock.now(), settings,
+                                take=not plain)
+    if wait > 0:
+        raise ApiError(429, "too_many_connections",
+                       f"Too many connections to this table in a short time: try again in"
+                       f" {math.ceil(wait)} s.", headers={"Retry-After": str(math.ceil(wait))})
+    if plain:
         # a plain GET: would the socket be let in? (a browser cannot read why a handshake was
         # refused, so the table page asks here after one)
         return web.json_response({"ok": True, "seated": seated})

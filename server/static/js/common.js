@@ -32,6 +32,7 @@ const API_ERRORS = {
   bad_characters: "O texto enviado tem um caractere que não é aceito; nada foi alterado.",
   too_many_accounts: "Muitas contas criadas a partir deste endereço: tente de novo daqui a uma hora.",
   too_many_tables: "Você já está em mesas demais esperando jogadores: comece ou saia de uma delas antes de criar outra.",
+  too_many_connections: "Conexões demais com esta mesa em pouco tempo: a página tenta de novo em alguns segundos.",
   too_many_sockets: "Você já tem conexões demais abertas com mesas (32 abas ou janelas): feche algumas e esta mesa volta sozinha.",
   too_many_matches: "Você já está jogando em mesas demais: termine ou saia de uma delas antes de criar outra.",
   login_required: "Entre na sua conta primeiro.",
