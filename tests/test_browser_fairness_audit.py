@@ -6,6 +6,8 @@
   and position are unreadable, and a signed record of nonsense actions with a made-up score is
   never `Verificado` (the replay is the CLI's); a genuine record with `"covered": false` added is
   unreadable, as the CLI says, not a failed signature.
+- A table id holding a lone surrogate is unreadable (`$.table`), as the CLI and FAIRNESS.md 6 say,
+  not a failure.
 
 The records and keys are served through Playwright routes; the pages are the real ones.
 """
@@ -34,7 +36,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     live_server_fixture,
     new_page,
 )
-from tests.test_verifier_audit import BAD_ACTIONS, KEY_HEX, with_first_action
+from tests.test_verifier_audit import BAD_ACTIONS, KEY_HEX, VECTOR, with_first_action
 from truco.records import SIGNATURE_FIELDS
 from verifier.signing import sign_built_record
 
@@ -140,3 +142,39 @@ async def test_a_genuine_record_with_covered_false_added_is_unreadable_not_a_bad
         f'Registro ilegível: $.actions[{index}]: "covered": false não se escreve'
     )
     await expect(verdict).not_to_contain_text("assinatura")
+
+
+# ------------------------------------------------------------------ a lone surrogate
+
+
+async def test_a_table_id_with_a_lone_surrogate_is_unreadable_as_the_cli_says(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the CLI: exit 2, `$.table: the table id is not valid Unicode text` (FAIRNESS.md 6); the
+    # page said `Não foi possível conferir: texto com surrogate sem par`, as a failure
+    record = VECTOR["record"]
+    text = json.dumps(record).replace(json.dumps(record["table"]), '"mesa\\ud800"', 1)
+    assert "\\ud800" in text
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verify"))
+    await page.get_by_label("ou cole o JSON do registro").fill(text)
+    await page.get_by_label("Chave pública da casa").fill(KEY_HEX)
+    await page.get_by_role("button", name="Verificar").click()
+    verdict = page.locator("#verdict")
+    await expect(verdict).to_have_attribute("data-state", "unreadable")
+    await expect(verdict).to_have_text(
+        "Registro ilegível: $.table: o id da mesa não é um texto Unicode válido (tem um"
+        " surrogate sem par)"
+    )
+    await expect(check(page, "structure")).to_have_attribute("data-status", "fail")
+    # a surrogate pair is one character, and fine
+    paired = json.dumps(record).replace(json.dumps(record["table"]), '"mesa\\ud83c\\udccf"', 1)
+    got = await page.evaluate(
+        """async (text) => {
+             const f = await import("/static/js/fairness.js");
+             const result = await f.verifyHandRecord(text);
+             return [result.readable, result.checks.find((c) => c.name === "signature").status];
+           }""",
+        paired,
+    )
+    assert got == [True, "fail"]  # it reads; the signature was over the other table id

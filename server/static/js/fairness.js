@@ -453,6 +453,9 @@ export function checkStructure(record) {
   const unknown = keys.filter((k) => !HAND_FIELDS.includes(k));
   need(unknown.length === 0, "$", `campo(s) desconhecido(s): ${unknown.join(", ")}`);
   const r = record;
+  // FAIRNESS.md 6: a lone surrogate has no UTF-8 bytes, so no canonical form: unreadable, as the CLI says
+  need(typeof r.table !== "string" || r.table.isWellFormed(), "$.table",
+    "o id da mesa não é um texto Unicode válido (tem um surrogate sem par)");
   need(typeof r.table === "string" && utf8(r.table).length >= 1 && utf8(r.table).length <= MAX_TABLE_BYTES
     && !/[\u0000-\u001f\u007f]/.test(r.table), "$.table", "esperava um id de mesa de 1 a 128 bytes UTF-8, sem caracteres de controle");
   need(isInt(r.hand, 1, MAX_HAND), "$.hand", "esperava um inteiro de 1 a 2^32-1");

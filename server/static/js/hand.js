@@ -4,7 +4,7 @@ import {
   cardFace, contributionState, el, explainLateContribution, fetchHouseKeys, houseKeyOptions, myContribution, playedHands,
   seenCommitment, VARIANT_NAME,
 } from "./common.js";
-import { commitmentSeenCheck, seedChainCheck, verifyHandRecord } from "./fairness.js";
+import { commitmentSeenCheck, seedChainCheck, UnreadableError, verifyHandRecord } from "./fairness.js";
 
 const root = document.getElementById("hand-root");
 const tableId = root.dataset.tableId;
@@ -211,7 +211,9 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
   try {
     result = await verifyHandRecord(text, { pinnedKeys: pinned, refusedKeys: houseKeys?.refused ?? [], mine, expected });
   } catch (err) {
-    setVerdict("fail", `Não foi possível conferir: ${err.message}`);
+    // input the spec calls unreadable (the CLI's exit 2) is no failed check
+    setVerdict(err instanceof UnreadableError ? "unreadable" : "fail",
+      `${err instanceof UnreadableError ? "Registro ilegível" : "Não foi possível conferir"}: ${err.message}`);
     return;
   }
   // a record out of its form (FAIRNESS.md 7, the CLI's exit 2) is unreadable, never verified:
