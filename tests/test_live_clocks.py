@@ -598,6 +598,43 @@ async def test_a_disconnected_players_pending_vote_counts_as_decline(
             await person.close()
 
 
+async def test_an_entropy_window_open_at_a_restart_waits_for_the_pages_to_come_back(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a hostile review restarted the house in a hand's entropy window: it opened again for 3 s
+    # at start, before any page had found the house back (they retry backing off to 5 s), and
+    # the hand was dealt with their contributions recorded as absent
+    first = await start_live(make_app, aiohttp_client, vclock)
+    (ana,) = await players(first.base, "ana")
+    tid = (await create_table(ana, "paulista", 2, "training"))["id"]
+    seat = await connect(ana, tid, 0)
+    seat.send_entropy = False
+    await ana.post(f"/api/tables/{tid}/start")
+    await drain(seat)
+    assert first.house.tables[tid].hand is not None
+    await ana.close()
+    await first.client.close()
+
+    second = await start_live(make_app, aiohttp_client, vclock)
+    ana = await Player(second.base, "ana").login()
+    try:
+        hand = second.house.tables[tid].hand
+        assert hand is not None and hand.entropy_deadline == vclock.now() + 3.0 + 6.0
+        await vclock.advance(5.0)  # the page's reconnect, at its longest backoff
+        back = await connect(ana, tid, 0)
+        back.autoplay = False
+        await drain(back, react=True)  # its contribution, sent on the snapshot
+        await drain(back, react=True)
+        (snapshot,) = [m for m in back.received if m["type"] == "snapshot"]
+        assert snapshot["hand"]["phase"] == "entropy" and 0 not in snapshot["hand"]["entropy_from"]
+        contributions = await second.app[POOL].fetch(
+            "SELECT seat FROM live_contributions WHERE table_id = $1", tid)
+        assert [c["seat"] for c in contributions] == [0]
+        # the grace is for the window open at the restart only: the next hand's is 3 s
+        assert second.house.tables[tid]._entropy_grace == 0.0
+    finally:
+        await ana.close()
+
+
 async def test_a_reloaded_tables_snapshot_shows_its_clocks(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     live = await start_live(make_app, aiohttp_client, vclock)

@@ -108,6 +108,9 @@ _HEX = re.compile(r"(?:[0-9a-f]{2})+")
 CLOCK_RESERVE = 24
 # a table a failed write left standing goes on after these seconds, doubling (`_retry_later`)
 RETRY_FIRST = 1.0
+# seconds added to an entropy window opened as a table resumes after a restart: the browser's
+# reconnects back off to 5 s (table.js RECONNECT_MAX_MS)
+RESTART_ENTROPY_GRACE = 6.0
 RETRY_MAX = 30.0
 
 
@@ -438,6 +441,8 @@ class TableActor:
         self._start_deadline = 0.0
         # the seat whose abandonment is ending the match, with its evidence (for settlement)
         self._forfeit: tuple[int, str, list[dict[str, Any]]] | None = None
+        # added once to the next entropy window (`resume`)
+        self._entropy_grace = 0.0
         self._last_events: tuple[Event, ...] = ()
         # the partner signals of the hand in play, by the seat they are for, each with whether
         # a socket of that seat's player took it: a partner away gets them on coming back
@@ -1087,10 +1092,12 @@ class TableActor:
         self._open_entropy()
 
     def _open_entropy(self) -> None:
-        """Publish the commitment and wait for entropy (also after a restart: a full window)."""
+        """Publish the commitment and wait for entropy (also after a restart: a full window,
+        and the time a page takes to find the house back, `RESTART_ENTROPY_GRACE`)."""
         hand = self.hand
         assert hand is not None
-        hand.entropy_deadline = self.now + self.house.config.entropy_window
+        grace, self._entropy_grace = self._entropy_grace, 0.0
+        hand.entropy_deadline = self.now + self.house.config.entropy_window + grace
         number, token = hand.number, self._token()
         self._entropy_token = token
         self.entropy_timer = self.house.clock.call_at(
@@ -1223,10 +1230,14 @@ class TableActor:
     async def resume(self) -> None:
         """After a restart: go on where the table stood, every clock in full."""
         self.house.metrics.live_tables.inc()
+        # nobody is connected yet: the players' pages come back as they retry (backing off to
+        # 5 s), after the 3 s of an entropy window opened now would have run out
+        self._entropy_grace = RESTART_ENTROPY_GRACE
         for seat in self._human_seats():
             if not self.connected(seat):
                 self._watch_empty(seat)
         await self._go_on()
+        self._entropy_grace = 0.0  # for a window opened now only
 
     async def _reload(self) -> None:
         """After a write in doubt: take up what was written, exactly as a restart would
