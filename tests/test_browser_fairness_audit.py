@@ -6,6 +6,9 @@
   and position are unreadable, and a signed record of nonsense actions with a made-up score is
   never `Verificado` (the replay is the CLI's); a genuine record with `"covered": false` added is
   unreadable, as the CLI says, not a failed signature.
+- The offline check the hand page recommends covers the seed chain: it shows the table's `chain`
+  command (a record alone cannot show its seed was fixed before the hand) before the `hand` one,
+  and `/verificador` says which command checks what.
 - A table id holding a lone surrogate is unreadable (`$.table`), as the CLI and FAIRNESS.md 6 say,
   not a failure.
 
@@ -28,6 +31,7 @@ from tests.test_browser_fairness_review import (
     check,
     house_key,
     open_hand,
+    public,
     serve_chain,
 )
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
@@ -178,3 +182,66 @@ async def test_a_table_id_with_a_lone_surrogate_is_unreadable_as_the_cli_says(
         paired,
     )
     assert got == [True, "fail"]  # it reads; the signature was over the other table id
+
+
+# ------------------------------------------------------------------ the offline commands
+
+
+async def test_the_hand_page_recommends_the_tables_chain_command(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await house_key(page, HOUSE)
+    await serve_chain(page, TABLE, [ANCHOR, *RECORDS])
+    await open_hand(page, live_server, RECORDS[1])
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "ok")
+    chain = page.locator("#cli-chain-command")
+    await expect(chain).to_have_text(
+        f"barajamos-verify chain {live_server.base}/tables/{TABLE}/chain --key {public(HOUSE)}"
+    )
+    # the hand's own command stays, after it, saying what it does and does not check
+    await expect(page.locator("#cli-command")).to_have_text(
+        f"barajamos-verify hand {live_server.base}/hands/{TABLE}-2 --key {public(HOUSE)}"
+    )
+    assert await page.locator("#cli-chain-how + pre #cli-chain-command").count() == 1
+    await expect(page.locator("#cli-chain-how")).to_contain_text(
+        "Um registro sozinho não prova que a semente foi fixada antes da mão"
+    )
+    await expect(page.locator("#cli-hand-how")).to_contain_text(
+        "dada num arquivo, ele avisa (WARN  seed-chain) que a cadeia de sementes não foi conferida"
+    )
+    # a pasted record of a table that is not this house's: its chain is a file, named for it
+    await page.goto(live_server.url("/verify"))
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(VECTOR["record"]))
+    await page.get_by_label("Chave pública da casa").fill(KEY_HEX)
+    await page.get_by_role("button", name="Verificar").click()
+    assert VECTOR["record"]["table"] == "mesa-vector"
+    await expect(chain).to_have_text(
+        f"barajamos-verify chain mesa-vector-chain.json --key {KEY_HEX}"
+    )
+    # and without any key, the command says to pin the house's
+    await house_key(page, None)
+    await page.goto(live_server.url("/verify"))
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(RECORDS[1]))
+    await page.get_by_role("button", name="Verificar").click()
+    await expect(chain).to_have_text(
+        f"barajamos-verify chain {live_server.base}/tables/{TABLE}/chain"
+        "   # sem --key: fixe a chave publicada pela casa"
+    )
+
+
+async def test_the_verifier_page_recommends_the_chain_command(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verificador"))
+    await expect(page.locator("#verifier-chain-command")).to_have_text(
+        "verificador/bin/python barajamos-verify.pyz chain https://CASA/tables/MESA/chain"
+        " --key CHAVE"
+    )
+    await expect(page.locator("main")).to_contain_text(
+        "só ela prova que a semente de cada mão foi fixada antes da mão"
+    )
+    await expect(page.locator("main")).to_contain_text(
+        "dada num arquivo, ele avisa (WARN  seed-chain) que a cadeia de sementes não foi conferida"
+    )

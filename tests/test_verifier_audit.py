@@ -1,5 +1,10 @@
 """What an independent audit of the fairness verifier found in the command line, fixed.
 
+- `hand` passed a record whose seed is not of its table's signed seed chain (a house that dealt
+  again with a new seed after the entropy, and signed it) with no word: one record cannot place
+  its seed (FAIRNESS.md 12), so `hand` now says so in a `seed-chain` warning with the `chain`
+  command that checks it, and given a house URL (`/hands/{table}-{n}`) it fetches the table's
+  chain (`/tables/{table}/chain`) and checks the seed against its signed anchor itself.
 - An action is in exactly one form (FAIRNESS.md 7): a play by `card` (maybe covered) or by
   `position` alone, never both, a blind play never covered; anything else is unreadable input
   (exit 2), as the browser's `structure` check now says too (test_browser_fairness_audit.py).
@@ -14,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from tests.test_verifier_cli import serve_folder
 from truco.records import SIGNATURE_FIELDS, RecordError, parse_record
+from truco.variants import MatchConfig, TeamMode, Variant
 from verifier.cli import main
-from verifier.samples import sample_signing_key
-from verifier.signing import sign_built_record
+from verifier.samples import sample_signing_key, sample_table
+from verifier.signing import sign_built_record, sign_statement, signing_key_from_seed
 from verifier.vectors_run import load_vectors
 
 VECTOR = load_vectors("hand.json")
@@ -99,3 +106,124 @@ def test_the_two_forms_of_a_play_each_read(capsys, tmp_path: Path) -> None:
         path.write_text(json.dumps(with_first_action(action)))
         status, out, _ = run(capsys, "hand", str(path), "--key", KEY_HEX)
         assert status == 1 and "FAIL  replay" in out, (action, out)
+
+
+# ------------------------------------------------------------------ 1. a record's seed chain
+
+TABLE = "0123456789abcdef"
+CONFIG = MatchConfig(Variant.PAULISTA, 2, TeamMode.VOTE)
+SAMPLE = sample_table(table_id=TABLE, config=CONFIG, hands=4, seed=11)
+RECORDS = SAMPLE.records
+ANCHOR = SAMPLE.anchor_statement
+# The house dealt hand 2 again after the entropy, from a seed of another chain, and signed it:
+# SHA-256(seed) = commitment, deck, deal, replay, key and signature all hold
+REDEALT = sample_table(table_id=TABLE, config=CONFIG, hands=2, seed=99).records[1]
+OTHER = signing_key_from_seed(bytes(range(1, 33)))
+
+
+def seed_chain_line(out: str) -> str:
+    lines = [line for line in out.splitlines() if " seed-chain " in line]
+    assert len(lines) == 1, out
+    return lines[0]
+
+
+def test_hand_says_a_lone_record_does_not_place_its_seed(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(REDEALT))
+    status, out, _ = run(capsys, "hand", str(path), "--key", KEY_HEX)
+    assert status == 0, out
+    assert seed_chain_line(out) == (
+        "  WARN  seed-chain  not checked from one record: any seed matches its own commitment,"
+        " so only the seed's place in the table's signed seed chain shows it was fixed before"
+        " the players' entropy; check it with `barajamos-verify chain"
+        f" HOUSE/tables/{TABLE}/chain --key {KEY_HEX}` (HOUSE is the address of the house that"
+        " dealt the hand)"
+    )
+    assert out.strip().endswith("all checks passed (1 warning(s))")
+    # a key file is named as given; no key, a blank for it
+    key_file = tmp_path / "house key.txt"
+    key_file.write_text(KEY_HEX + "\n")
+    _, out, _ = run(capsys, "hand", str(path), "--key-file", str(key_file))
+    assert f"--key-file '{key_file}'`" in seed_chain_line(out)
+    _, out, _ = run(capsys, "hand", str(path))
+    assert seed_chain_line(out).endswith(
+        "--key HOUSE_KEY` (HOUSE is the address of the house that dealt the hand; HOUSE_KEY is"
+        " the house's published key, from /api/key)"
+    )
+    status, out, _ = run(capsys, "--json", "hand", str(path), "--key", KEY_HEX)
+    checks = json.loads(out)["entries"][0]["checks"]
+    assert [c["check"] for c in checks][:4] == ["key", "signature", "commitment", "seed-chain"]
+    assert checks[3]["status"] == "warn"
+
+
+def serve_house(root: Path, hands: dict[int, dict[str, Any]], chain: list[Any] | None) -> None:
+    (root / "hands").mkdir(exist_ok=True)
+    for number, record in hands.items():
+        (root / "hands" / f"{TABLE}-{number}").write_text(json.dumps(record))
+    if chain is not None:
+        (root / "tables" / TABLE).mkdir(parents=True, exist_ok=True)
+        (root / "tables" / TABLE / "chain").write_text(json.dumps(chain))
+
+
+def test_hand_of_a_house_url_checks_the_seed_against_the_tables_signed_anchor(
+    capsys, tmp_path: Path
+) -> None:
+    serve_house(tmp_path, {2: REDEALT, 3: RECORDS[2]}, [ANCHOR, *RECORDS])
+    with serve_folder(tmp_path) as url:
+        # the re-dealt hand: its seed does not hash down to the anchor signed before hand 1
+        status, out, _ = run(capsys, "hand", f"{url}/hands/{TABLE}-2", "--key", KEY_HEX)
+        assert status == 1, out
+        assert seed_chain_line(out) == (
+            "  FAIL  seed-chain  the seed, hashed 2 times, does not give the anchor the house"
+            f" signed before hand 1, in the table's chain at {url}/tables/{TABLE}/chain: it is"
+            " not the seed fixed before the hand, and may have been chosen after the players'"
+            " entropy"
+        )
+        for name in ("key", "signature", "commitment", "deck", "deal", "replay"):
+            assert f"PASS  {name} " in out, out
+        # the genuine hand 3: hashed 3 times, it is the anchor
+        status, out, _ = run(capsys, "hand", f"{url}/hands/{TABLE}-3", "--key", KEY_HEX)
+        assert status == 0 and "WARN" not in out, out
+        assert seed_chain_line(out) == (
+            "  PASS  seed-chain  the seed, hashed 3 times, gives the anchor the house signed"
+            f" before hand 1, in the table's chain at {url}/tables/{TABLE}/chain: it was fixed"
+            " before the players' entropy"
+        )
+
+
+def test_hand_of_a_house_url_without_the_anchor_warns_with_the_chain_command(
+    capsys, tmp_path: Path
+) -> None:
+    chain_url = "{url}/tables/" + TABLE + "/chain"
+    command = f"`barajamos-verify chain {chain_url} --key {KEY_HEX}`"
+    # no chain served
+    serve_house(tmp_path, {3: RECORDS[2]}, None)
+    with serve_folder(tmp_path) as url:
+        status, out, _ = run(capsys, "hand", f"{url}/hands/{TABLE}-3", "--key", KEY_HEX)
+        assert status == 0, out
+        assert seed_chain_line(out) == (
+            f"  WARN  seed-chain  the table's chain at {chain_url.format(url=url)} could not be"
+            " had (HTTP 404 File not found): the seed's place in the table's signed seed chain"
+            f" is not checked; run {command.format(url=url)}"
+        )
+    # a chain without the anchor
+    serve_house(tmp_path, {3: RECORDS[2]}, list(RECORDS))
+    with serve_folder(tmp_path) as url:
+        status, out, _ = run(capsys, "hand", f"{url}/hands/{TABLE}-3", "--key", KEY_HEX)
+        assert status == 0, out
+        assert seed_chain_line(out).endswith(
+            "holds no signed anchor of the seed chain from hand 1: the seed's place in the"
+            f" table's signed seed chain is not checked; run {command.format(url=url)}"
+        )
+    # an anchor a key the user did not pin signed proves nothing
+    forged = sign_statement({k: v for k, v in ANCHOR.items() if k not in SIGNATURE_FIELDS}, OTHER)
+    serve_house(tmp_path, {3: RECORDS[2]}, [forged, *RECORDS])
+    with serve_folder(tmp_path) as url:
+        status, out, _ = run(capsys, "hand", f"{url}/hands/{TABLE}-3", "--key", KEY_HEX)
+        assert status == 1, out
+        assert "FAIL  seed-chain" in out and "it does not count: signed by key" in out
+    # a chain served for the table, with records that are not JSON of records
+    (tmp_path / "tables" / TABLE / "chain").write_text("[1, 2]")
+    with serve_folder(tmp_path) as url:
+        status, out, _ = run(capsys, "hand", f"{url}/hands/{TABLE}-3", "--key", KEY_HEX)
+        assert status == 0 and "WARN  seed-chain" in out and "could not be had" in out, out

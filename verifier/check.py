@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import shlex
+import urllib.parse
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -350,6 +352,11 @@ def _label(record: HandRecord) -> str:
     return f"table {record.table} hand {record.hand}"
 
 
+def parse_hand(obj: Mapping[str, Any], where: str) -> HandRecord:
+    """The record `obj`, parsed (InputError naming `where` when it is not a valid hand record)."""
+    return _parse_hand(obj, where)
+
+
 def _parse_hand(obj: Mapping[str, Any], where: str) -> HandRecord:
     try:
         return parse_record(dict(obj))
@@ -369,6 +376,31 @@ def _source_check(record: HandRecord, asked: tuple[str, int]) -> CheckResult:
     )
 
 
+def chain_hint(table: str, source: str | None = None, keys: str | None = None) -> str:
+    """The `chain` command that checks a hand's seed chain, in backticks, for a reason to quote:
+    `source` is the chain's URL or file (default: where a house serves it, with the house's
+    address to fill in), `keys` the pinning options (default: the house's key to fill in)."""
+    where = source or f"HOUSE/tables/{urllib.parse.quote(table, safe='')}/chain"
+    pins = keys or "--key HOUSE_KEY"
+    blanks = [
+        *([] if source else ["HOUSE is the address of the house that dealt the hand"]),
+        *([] if keys else ["HOUSE_KEY is the house's published key, from /api/key"]),
+    ]
+    note = f" ({'; '.join(blanks)})" if blanks else ""
+    return f"`barajamos-verify chain {shlex.quote(where)} {pins}`{note}"
+
+
+@dataclass(frozen=True, slots=True)
+class TableChain:
+    """The chain of a hand's table, as its house serves it (`/tables/{table}/chain`), fetched
+    for `check_hand`: its signed seed anchors (and key hand-overs) place the record's seed in the
+    table's seed chain. `entries` is None when it could not be had, and `problem` says why."""
+
+    where: str
+    entries: Sequence[Mapping[str, Any]] | None
+    problem: str = ""
+
+
 def check_hand(
     obj: Mapping[str, Any],
     *,
@@ -376,20 +408,134 @@ def check_hand(
     mine: bytes | None = None,
     where: str = "record",
     asked: tuple[str, int] | None = None,
+    chain: TableChain | None = None,
+    chain_command: str | None = None,
 ) -> Report:
     """Verify one signed hand record (InputError when it is not a well-formed record).
 
     `asked`: the (table, hand) the source names (its URL `/hands/{table}-{n}`); the record must
     be that hand (the `source` check).
+
+    One record cannot show that its seed was fixed before the players' entropy (any seed has its
+    own commitment, FAIRNESS.md 12): the `seed-chain` check places the seed in the table's
+    signed seed chain when `chain` (the table's chain) is given, and is otherwise a warning
+    naming `chain_command`, the command that checks it (default: a description of it).
     """
     record = _parse_hand(obj, where)
     trust = KeyTrust(frozenset(pinned))
     assert record.signed_by is not None
     trust.adopt_first_signer(record.signed_by.public_key)
-    checks = [] if asked is None else [_source_check(record, asked)]
+    source = None if asked is None else _source_check(record, asked)
+    checks = [] if source is None else [source]
     checks += _hand_checks(obj, record, trust, mine)
+    command = chain_command or chain_hint(record.table)
+    if source is not None and source.failed:
+        placed = CheckResult(
+            CheckName.SEED_CHAIN, Status.SKIP, "the record is not the hand asked for"
+        )
+    elif chain is None:
+        placed = CheckResult(
+            CheckName.SEED_CHAIN,
+            Status.WARN,
+            "not checked from one record: any seed matches its own commitment, so only the"
+            " seed's place in the table's signed seed chain shows it was fixed before the"
+            f" players' entropy; check it with {command}",
+        )
+    else:
+        placed = _placed_seed_check(record, chain, trust, command)
+    at = next(i for i, c in enumerate(checks) if c.name is CheckName.COMMITMENT) + 1
+    checks.insert(at, placed)
     entry = EntryReport(_label(record), RecordKind.HAND, tuple(checks))
     return Report((entry,))
+
+
+def _placed_seed_check(
+    record: HandRecord, chain: TableChain, trust: KeyTrust, command: str
+) -> CheckResult:
+    """`seed-chain` of one record against the signed seed anchors of its table's chain (as
+    `check_chain` checks a record without the hand before it): hashed `hand - chain_start + 1`
+    times, the seed gives the anchor of its chain. Anchors count when signed by a trusted key
+    (`trust`, plus the key hand-overs in the chain; the record's own `key` check is not
+    widened by them)."""
+    where = f"the table's chain at {chain.where}"
+    not_checked = f"the seed's place in the table's signed seed chain is not checked; run {command}"
+    if chain.entries is None:
+        return CheckResult(
+            CheckName.SEED_CHAIN,
+            Status.WARN,
+            f"{where} could not be had ({chain.problem.removeprefix(f'{chain.where}: ')}):"
+            f" {not_checked}",
+        )
+    statements: list[tuple[Mapping[str, Any], Statement]] = []
+    for index, obj in enumerate(chain.entries):
+        try:
+            if record_kind(dict(obj)) in (RecordKind.SEED_ANCHOR, RecordKind.KEY_HANDOVER):
+                statements.append((obj, parse_statement(dict(obj))))
+        except RecordError as exc:
+            return CheckResult(
+                CheckName.SEED_CHAIN,
+                Status.WARN,
+                f"{where}: entry {index} is not a valid statement ({exc}): {not_checked}",
+            )
+    anchor_trust = KeyTrust(trust.pinned, set(trust.trusted))
+    _follow_handovers(statements, anchor_trust)
+    start = record.chain_start
+    anchors: dict[int, list[SeedAnchor]] = {}
+    refused: list[str] = []  # why an anchor of this record's chain does not count
+    for obj, statement in statements:
+        if not isinstance(statement, SeedAnchor) or statement.table != record.table:
+            continue
+        assert statement.signed_by is not None
+        key = anchor_trust.check(statement.signed_by)
+        signature = _signature_check(obj, statement.signed_by)
+        if key.failed or signature.failed:
+            if statement.chain_start == start:
+                refused.append(key.reason if key.failed else signature.reason)
+            continue
+        known = anchors.setdefault(statement.chain_start, [])
+        if not any(_same_anchor(statement, other) for other in known):
+            known.append(statement)
+    same = anchors.get(start, [])
+    if not same:
+        if refused:
+            return _fail(
+                CheckName.SEED_CHAIN,
+                f"{where} holds the anchor of the seed chain from hand {start}, but it does not"
+                f" count: {refused[0]}",
+            )
+        return CheckResult(
+            CheckName.SEED_CHAIN,
+            Status.WARN,
+            f"{where} holds no signed anchor of the seed chain from hand {start}: {not_checked}",
+        )
+    if len(same) > 1:
+        return _fail(
+            CheckName.SEED_CHAIN,
+            f"{where} holds signed anchors of the seed chain from hand {start} that disagree:"
+            " the house committed to two seed chains",
+        )
+    anchor = same[0]
+    index = record.hand - start + 1
+    times = f"{index} time" + ("" if index == 1 else "s")
+    if index > anchor.length:  # checked before any hashing
+        return _fail(
+            CheckName.SEED_CHAIN,
+            f"hand {record.hand} is index {index} of the seed chain from hand {start}, whose"
+            f" signed anchor, in {where}, gives it {anchor.length} seed(s): past its end",
+        )
+    if _hash_times(record.seed, index) != anchor.anchor:
+        return _fail(
+            CheckName.SEED_CHAIN,
+            f"the seed, hashed {times}, does not give the anchor the house signed before hand"
+            f" {start}, in {where}: it is not the seed fixed before the hand, and may have been"
+            " chosen after the players' entropy",
+        )
+    placed = _pass(
+        CheckName.SEED_CHAIN,
+        f"the seed, hashed {times}, gives the anchor the house signed before hand {start},"
+        f" in {where}: it was fixed before the players' entropy",
+    )
+    return _reanchored(anchor, anchors, placed)
 
 
 # ---------------------------------------------------------------------------------------------

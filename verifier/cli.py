@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -18,12 +19,22 @@ from typing import Any, NoReturn
 from truco.fairness import SHUFFLE_VERSION, Contribution
 from truco.records import RecordError
 from truco.variants import Variant
-from verifier.check import Report, Status, check_chain, check_hand, rebuild_deal
+from verifier.check import (
+    Report,
+    Status,
+    TableChain,
+    chain_hint,
+    check_chain,
+    check_hand,
+    parse_hand,
+    rebuild_deal,
+)
 from verifier.signing import PublicKeyError, load_public_key, parse_public_key
 from verifier.sources import (
     CHAIN_LIMIT_BYTES,
     HAND_LIMIT_BYTES,
     InputError,
+    chain_url_of_hand,
     load_chain,
     load_object,
     named_hand,
@@ -215,6 +226,13 @@ def _pinned_keys(args: argparse.Namespace) -> list[bytes]:
         raise UsageError(str(exc)) from None
 
 
+def _key_options(args: argparse.Namespace, pinned: list[bytes]) -> str | None:
+    """The pinning options as given, for a command to suggest (None: nothing pinned)."""
+    if args.key_file is not None:
+        return f"--key-file {shlex.quote(args.key_file)}"
+    return " ".join(f"--key {key.hex()}" for key in pinned) or None
+
+
 def _mine(args: argparse.Namespace) -> bytes | None:
     if args.mine is not None:
         value = _hex_arg(args.mine, "--mine")
@@ -252,8 +270,25 @@ def _run_verify(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str
     if args.command == "hand":
         mine = _mine(args)
         obj = load_object(args.source, HAND_LIMIT_BYTES)
+        table = parse_hand(obj, args.source).table  # unreadable input stops here, unfetched
+        # A house's URL of a hand names its table's chain: its signed seed anchors place the
+        # record's seed (FAIRNESS.md 12: one record alone cannot). Any other source: a warning
+        # with the command that checks it.
+        chain_url = chain_url_of_hand(args.source)
+        chain = None
+        if chain_url is not None:
+            try:
+                chain = TableChain(chain_url, load_chain(chain_url, CHAIN_LIMIT_BYTES))
+            except InputError as exc:
+                chain = TableChain(chain_url, None, str(exc))
         report = check_hand(
-            obj, pinned=pinned, mine=mine, where=args.source, asked=named_hand(args.source)
+            obj,
+            pinned=pinned,
+            mine=mine,
+            where=args.source,
+            asked=named_hand(args.source),
+            chain=chain,
+            chain_command=chain_hint(table, chain_url, _key_options(args, pinned)),
         )
     else:
         entries = load_chain(args.source, CHAIN_LIMIT_BYTES)

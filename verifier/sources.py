@@ -85,6 +85,21 @@ def named_hand(source: str) -> tuple[str, int] | None:
     return match.group(1), int(match.group(2))
 
 
+def chain_url_of_hand(source: str) -> str | None:
+    """The URL of a hand's table chain, for a source that is the house's URL of a hand record
+    (`.../hands/{table}-{n}` gives `.../tables/{table}/chain`, same scheme, host and path prefix;
+    the query and fragment dropped); None for a file or any other URL."""
+    asked = named_hand(source) if _is_url(source) else None
+    if asked is None:
+        return None
+    parts = urllib.parse.urlsplit(source)
+    prefix = parts.path.rsplit("/", 2)[0]  # the path before `/hands/{table}-{n}`
+    table = urllib.parse.quote(asked[0], safe="")
+    return urllib.parse.urlunsplit(
+        (parts.scheme, parts.netloc, f"{prefix}/tables/{table}/chain", "", "")
+    )
+
+
 def named_table(source: str) -> str | None:
     """The table a source names as `.../tables/{table}/chain`, the house's URL of a table's
     chain; None for any other name."""

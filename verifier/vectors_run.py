@@ -17,7 +17,7 @@ from typing import Any
 from truco.fairness import canonical_json
 from truco.records import record_hash, signed_bytes
 from truco.variants import Variant
-from verifier.check import Status, check_chain, check_hand, rebuild_deal
+from verifier.check import CheckName, Status, check_chain, check_hand, rebuild_deal
 
 VECTOR_FILES = ("canonical.json", "decks.json", "hand.json", "chain.json")
 
@@ -80,8 +80,9 @@ def _hand_results() -> Iterator[VectorResult]:
     key = bytes.fromhex(vector["public_key"])
     record = vector["record"]
     report = check_hand(record, pinned=[key])
-    statuses = {c.status for e in report.entries for c in e.checks}
-    ok = report.ok and Status.WARN not in statuses
+    # one record cannot place its seed in its table's seed chain: that warning is expected
+    warned = {c.name for e in report.entries for c in e.checks if c.status is Status.WARN}
+    ok = report.ok and warned <= {CheckName.SEED_CHAIN}
     yield VectorResult(
         "hand: signed record verifies with the pinned test key", ok, _summary(ok, report.failures)
     )

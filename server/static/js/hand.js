@@ -141,9 +141,16 @@ function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   // or the one typed in the form, never the record's own (a forged record carries its forger's)
   const keys = pinned === houseKeys?.keys ? houseKeyOptions(houseKeys)
     : (pinned ?? []).map((k) => `--key ${typeof k === "string" ? k : k.public_key}`).join(" ");
+  const noKey = "   # sem --key: fixe a chave publicada pela casa";
   $("cli-command").textContent = keys
     ? `barajamos-verify hand ${source} ${keys}${mineOpt}`
-    : `barajamos-verify hand ${source}${mineOpt}   # sem --key: fixe a chave publicada pela casa`;
+    : `barajamos-verify hand ${source}${mineOpt}${noKey}`;
+  // the table's chain: only it shows the seed was fixed before the hand (FAIRNESS.md 12), so it
+  // is the check to recommend; a table of this house's is served here, another one is a file
+  const chain = HOUSE_TABLE.test(r.table)
+    ? `${window.location.origin}/tables/${r.table}/chain` : shellWord(`${r.table}-chain.json`);
+  $("cli-chain-command").textContent = keys
+    ? `barajamos-verify chain ${chain} ${keys}` : `barajamos-verify chain ${chain}${noKey}`;
   const note = $("cli-mine-note");
   note.hidden = !withMine;
   note.textContent = withMine
