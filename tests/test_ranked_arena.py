@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.ranked.arena import Arena, ArenaError
+from server.ranked.arena import REMATCH_WAIT, Arena, ArenaError
 
 START = 1_800_000_000.0
 END = START + 3600.0
@@ -51,14 +51,45 @@ def test_players_are_paired_again_as_they_finish_avoiding_a_rematch() -> None:
     a, tables = a.pair(START)
     assert [t.teams for t in tables] == [((1,), (2,)), ((3,), (4,))]
     a = a.finish(tables[0].id, 0, START + 300)
-    # 1 and 2 are free again while 3 and 4 still play; a rematch is the only option
-    a, (again,) = a.pair(START + 300)
+    # 1 and 2 are free again while 3 and 4 still play: they wait for someone else a little
+    assert a.pair(START + 300)[1] == ()
+    assert a.pair(START + 300 + REMATCH_WAIT - 1)[1] == ()
+    # 3 and 4 finish meanwhile: the four mix (a review saw two pairs meet each other all event)
+    a = a.finish(tables[1].id, 1, START + 305)
+    a, mixed = a.pair(START + 305)
+    assert sorted(sorted(t.players) for t in mixed) in ([[1, 3], [2, 4]], [[1, 4], [2, 3]])
+    for table in mixed:
+        a = a.finish(table.id, 0, START + 600)
+    # alone together long enough, the two who just met play again
+    b = arena(1500, 1500, 1500, 1500)
+    b, tables = b.pair(START)
+    b = b.finish(tables[0].id, 0, START + 300)
+    b, (again,) = b.pair(START + 300 + REMATCH_WAIT)
     assert again.teams == ((1,), (2,))
-    a = a.finish(tables[1].id, 1, START + 310)
-    a = a.finish(again.id, 1, START + 600)
-    # everyone waits: 1, 2 and 4 have a win each; 1 skips 2 (just met) and takes 4
-    a, tables = a.pair(START + 600)
-    assert [t.teams for t in tables] == [((1,), (4,)), ((2,), (3,))]
+
+
+def test_everyone_gets_turns_when_there_are_more_players_than_seats() -> None:
+    # a review's 2x2 arena of 7: the four just freed always ranked above the three waiting and
+    # took the only table all event (25 games each, 3 for the others)
+    a = arena(*(1500 + 10 * n for n in range(7)), seats=4)
+    now = START
+    for _ in range(14):
+        a, tables = a.pair(now)
+        assert len(tables) == 1
+        now += 60
+        a = a.finish(tables[0].id, 0, now)
+    games = sorted(e.games for e in a.entrants)
+    assert games[-1] - games[0] <= 1, games
+    # 1x1 with 3: the leader does not play every table
+    b = arena(2000, 1500, 1400)
+    now = START
+    for _ in range(12):
+        b, tables = b.pair(now)
+        for table in tables:
+            b = b.finish(table.id, 0 if 1 in table.teams[0] else 1, now + 60)
+        now += 60 + REMATCH_WAIT
+    games = sorted(e.games for e in b.entrants)
+    assert games[-1] - games[0] <= 1, games
 
 
 def test_streak_bonus_doubles_wins_from_the_third_in_a_row() -> None:

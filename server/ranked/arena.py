@@ -3,11 +3,15 @@
 - The event runs over [starts_at, ends_at) (e.g. 60 min). Players join before or during it,
   may leave (they keep their points and may come back) and are paired again as soon as their
   table finishes, while the event is running.
-- Pairing (`pair`): the waiting players (joined, not at a table) in standings order (points,
-  then rating, then player id); 1v1 takes each waiting player with the next one in that order,
-  skipping the opponent they just met when someone else is waiting; 2v2 seats four consecutive
-  players as (1st + 4th) against (2nd + 3rd), the most even split by standing. Players left over
-  wait for the next call.
+- Pairing (`pair`): the waiting players (joined, not at a table), those waiting longest first
+  (free since they joined or their last table ended), then those with fewer games, then in
+  standings order (points, rating, player id): every waiting player gets a turn, where seating the standings' top first let the
+  players just freed take every table while others sat out the whole event. 1v1 takes each
+  waiting player with the next one in that order who is not the opponent they just met; that
+  opponent again only once both have waited `REMATCH_WAIT` (two players who finish together
+  would otherwise meet every time while the rest of the arena plays on). 2v2 takes four players
+  in that order and seats them by standing as (1st + 4th) against (2nd + 3rd), the most even
+  split. Players left over wait for the next call.
 - Scoring (`finish`): a win is worth 2 points; a win when the player's last two results were
   wins (a streak of 2 or more) is worth double, 4. A loss scores 0 and ends the streak. A table
   cancelled by a server fault scores nothing and leaves streaks alone. An abandoner loses and is
@@ -27,6 +31,8 @@ PlayerId = int
 WIN_POINTS = 2
 STREAK_FOR_BONUS = 2  # wins in a row before a win counts double
 PODIUM_SIZE = 3
+# seconds two 1v1 players who just met wait for someone else before they meet again
+REMATCH_WAIT = 15.0
 
 
 class ArenaError(ValueError):
@@ -50,6 +56,9 @@ class Entrant:
     games: int = 0
     streak: int = 0
     last_opponents: tuple[PlayerId, ...] = ()
+    # when they were last free to be paired (joined, or their table ended); kept in memory only:
+    # after a restart everyone waits from then on
+    free_since: float = 0.0
 
     @property
     def on_fire(self) -> bool:
@@ -120,11 +129,13 @@ class Arena:
             raise ArenaError("bad_event", "A rating is a finite number.")
         known = self.entrant(player)
         if known is None:
-            entrant = Entrant(player, float(rating), len(self.entrants))
+            entrant = Entrant(player, float(rating), len(self.entrants), free_since=now)
             return replace(self, entrants=(*self.entrants, entrant))
         if known.active:
             raise ArenaError("already_joined", "Already in the arena.")
-        return replace(self, entrants=self._with(replace(known, active=True)))
+        free_since = known.free_since if known.busy else now
+        return replace(self, entrants=self._with(replace(known, active=True,
+                                                         free_since=free_since)))
 
     def leave(self, player: PlayerId) -> Arena:
         """Stop being paired; a table in progress still finishes and counts."""
@@ -146,23 +157,33 @@ class Arena:
         wait for a later round)."""
         if not self.running(now):
             return self, ()
+
+        def standing(e: Entrant) -> tuple[float, float, PlayerId]:
+            return (-e.points, -e.rating, e.player)
+
         waiting = sorted(
             (e for e in self.entrants if e.active and not e.busy and e.player not in away),
-            key=lambda e: (-e.points, -e.rating, e.player),
+            key=lambda e: (e.free_since, e.games, *standing(e)),
         )
         tables: list[Table] = []
         next_id = self.next_table
         while len(waiting) >= self.seats:
             first = waiting.pop(0)
+            teams: tuple[tuple[PlayerId, ...], tuple[PlayerId, ...]]
             if self.seats == 2:
                 pick = next((i for i, e in enumerate(waiting)
-                             if e.player not in first.last_opponents), 0)
+                             if e.player not in first.last_opponents), None)
+                if pick is None:
+                    pick = next((i for i, e in enumerate(waiting)
+                                 if now - max(first.free_since, e.free_since) >= REMATCH_WAIT),
+                                None)
+                if pick is None:
+                    continue  # only the opponent just met is free: both wait a little
                 second = waiting.pop(pick)
-                teams: tuple[tuple[PlayerId, ...], tuple[PlayerId, ...]] = (
-                    (first.player,), (second.player,))
+                teams = ((first.player,), (second.player,))
             else:
-                b, c, d = waiting.pop(0), waiting.pop(0), waiting.pop(0)
-                teams = ((first.player, d.player), (b.player, c.player))
+                a, b, c, d = sorted([first, *(waiting.pop(0) for _ in range(3))], key=standing)
+                teams = ((a.player, d.player), (b.player, c.player))
             tables.append(Table(next_id, teams, now))
             next_id += 1
         seated = {p for t in tables for p in t.players}
@@ -196,7 +217,7 @@ class Arena:
                 e = self.entrant(player)
                 assert e is not None
                 e = replace(e, busy=False, last_opponents=table.teams[1 - team],
-                            active=e.active and player not in abandoned)
+                            active=e.active and player not in abandoned, free_since=now)
                 if counts and team == winner:
                     gain = WIN_POINTS * (2 if e.on_fire else 1)
                     e = replace(e, points=e.points + gain, wins=e.wins + 1, games=e.games + 1,
