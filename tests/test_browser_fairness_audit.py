@@ -9,6 +9,9 @@
 - The offline check the hand page recommends covers the seed chain: it shows the table's `chain`
   command (a record alone cannot show its seed was fixed before the hand) before the `hand` one,
   and `/verificador` says which command checks what.
+- A key typed on `/verify` is the person's, not "the house's": a record signed by another key is
+  signed by "a key other than the one you typed", said to be the house's published key when it
+  is (it was called "uma chave que a casa não publica").
 - A table id holding a lone surrogate is unreadable (`$.table`), as the CLI and FAIRNESS.md 6 say,
   not a failure.
 
@@ -17,19 +20,23 @@ The records and keys are served through Playwright routes; the pages are the rea
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Page, expect
 
 from tests.test_browser_fairness_review import (
     ANCHOR,
     HOUSE,
+    OTHER,
     RECORDS,
     TABLE,
     check,
     house_key,
+    key_id,
     open_hand,
     public,
     serve_chain,
@@ -42,9 +49,12 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
 )
 from tests.test_verifier_audit import BAD_ACTIONS, KEY_HEX, VECTOR, with_first_action
 from truco.records import SIGNATURE_FIELDS
-from verifier.signing import sign_built_record
+from verifier.signing import sign_built_record, signing_key_from_seed
 
 pytestmark = pytest.mark.timeout(180)
+
+# a third key: neither the records' signer nor the one typed
+THIRD = signing_key_from_seed(hashlib.sha256(b"fairness audit: a third key").digest())
 
 _VERIFY_JS = """
 async ({ records, key }) => {
@@ -245,3 +255,77 @@ async def test_the_verifier_page_recommends_the_chain_command(
     await expect(page.locator("main")).to_contain_text(
         "dada num arquivo, ele avisa (WARN  seed-chain) que a cadeia de sementes não foi conferida"
     )
+
+
+# ------------------------------------------------------------------ a key typed on /verify
+
+
+async def paste(page: Page, live: LiveServer, record: dict[str, Any], key: str) -> None:
+    await page.goto(live.url("/verify"))
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(record))
+    await page.get_by_label("Chave pública da casa").fill(key)
+    await page.get_by_role("button", name="Verificar").click()
+
+
+async def test_a_key_typed_on_verify_is_yours_and_the_house_key_is_named_as_such(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a genuine record signed by the key the house publishes (/api/key, the footer), checked
+    # against another key typed in: it said "uma chave que a casa não publica" of the house's
+    # own key, and called the typed key "a chave fixada da casa"
+    page = await new_page(browser, live_server)
+    await house_key(page, HOUSE)
+    await serve_chain(page, TABLE, [ANCHOR, *RECORDS])
+    verdict = page.locator("#verdict")
+    house, typed = key_id(HOUSE), key_id(OTHER)
+    await paste(page, live_server, RECORDS[1], public(OTHER))
+    await expect(verdict).to_have_attribute("data-state", "fail")
+    await expect(verdict).to_have_text(
+        "FALHOU: chave, cadeia de sementes. Assinado por uma chave diferente da que você"
+        f" digitou: a assinatura é da casa ({house} é a chave que a casa publica). A âncora da"
+        " cadeia de sementes foi assinada por uma chave diferente da que você digitou: a"
+        f" assinatura é da casa ({house} é a chave que a casa publica). O baralho e a"
+        " distribuição saem da semente, mas a assinatura não é da chave que você digitou:"
+        " confira a chave que a casa publica fora deste site (o campo vazio usa a chave"
+        " publicada por este servidor)."
+    )
+    await expect(check(page, "key")).to_contain_text(
+        f"assinado por {house}, não pela chave que você digitou ({typed}); {house} é a chave"
+        " que a casa publica"
+    )
+    await expect(check(page, "seed-chain")).to_contain_text(
+        f"essa âncora foi assinada por {house}, não pela chave que você digitou ({house} é a"
+        " chave que a casa publica)"
+    )
+    await expect(page.locator("#checks")).not_to_contain_text("não publica")
+    await expect(page.locator("#checks")).not_to_contain_text("chave fixada da casa")
+    # the key typed is the house's: verified, and said so
+    await paste(page, live_server, RECORDS[1], public(HOUSE))
+    await expect(verdict).to_have_attribute("data-state", "ok")
+    await expect(verdict).to_contain_text(
+        "Assinado pela chave que você digitou, que é a chave que a casa publica."
+    )
+    await expect(check(page, "key")).to_have_text(re.compile(
+        rf"assinado pela chave que você digitou, {house}, que é a chave que a casa publica$"
+    ))
+    # the signer is not the house's either (the house publishes a third key)
+    await house_key(page, THIRD)
+    await paste(page, live_server, RECORDS[1], public(OTHER))
+    await expect(verdict).to_contain_text(
+        f"FALHOU: chave, cadeia de sementes. Assinado por uma chave diferente da que você"
+        f" digitou ({house}, que também não é a chave que a casa publica)."
+    )
+    # the house's key unknown (/api/key unavailable): only what is known
+    await house_key(page, None)
+    await paste(page, live_server, RECORDS[1], public(OTHER))
+    await expect(verdict).to_contain_text(
+        f"FALHOU: chave, cadeia de sementes. Assinado por uma chave diferente da que você"
+        f" digitou ({house})."
+    )
+    await expect(check(page, "key")).to_have_text(re.compile(
+        rf"assinado por {house}, não pela chave que você digitou \({typed}\)$"
+    ))
+    # the hand page (the house's keys, nothing typed) keeps its words
+    await house_key(page, OTHER)
+    await open_hand(page, live_server, RECORDS[1])
+    await expect(verdict).to_contain_text("Assinado por uma chave que a casa não publica")

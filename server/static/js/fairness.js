@@ -625,9 +625,35 @@ function contributionBytes(record) {
   return record.contributions.map((c) => (c === null ? null : hexToBytes(c)));
 }
 
-/** Check 2 against pinned keys: which one signed, the current one or an older one handed over. */
-function keyCheck(record, keyId, pins, refusedKeys) {
+/**
+ * Whether a key is one the house publishes (`published`: keyLineage's keys, or hex strings), for
+ * a key the person typed: {published: true / false, or null when the house's keys are unknown
+ * (/api/key unavailable), words: what it is, after "que" or alone ("" when unknown)}.
+ */
+function publishedKey(publicKey, published) {
+  if (!Array.isArray(published)) return { published: null, words: "" };
+  const entry = normalisePins(published).find((p) => p.public_key === publicKey);
+  if (!entry) return { published: false, words: "também não é a chave que a casa publica" };
+  return { published: true, words: entry.path && entry.path.length > 1
+    ? `é uma chave anterior da casa, passada à atual, ${entry.path[entry.path.length - 1]}`
+    : "é a chave que a casa publica" };
+}
+
+/** Check 2 against pinned keys: which one signed, the current one or an older one handed over.
+ * `typed` ({published}): the pins are the key the person typed, not the house's published ones. */
+function keyCheck(record, keyId, pins, refusedKeys, typed = null) {
   const pin = pins.find((p) => p.public_key === record.public_key);
+  if (typed) {
+    // the typed key is the person's, not "the house's": say whether the signer is the house's
+    const { published, words } = publishedKey(record.public_key, typed.published);
+    const signer = { key_id: keyId, published, words };
+    if (pin) {
+      return { name: "key", status: "pass", signer,
+        detail: `assinado pela chave que você digitou, ${keyId}${words ? `, que ${words}` : ""}` };
+    }
+    return { name: "key", status: "fail", signer,
+      detail: `assinado por ${keyId}, não pela chave que você digitou (${pins.map((p) => p.key_id).join(", ")})${words ? `; ${keyId} ${words}` : ""}` };
+  }
   if (!pin) {
     const older = pins.some((p) => p.path && p.path.length > 1);
     const refusal = refusedKeys.find((r) => r.public_key === record.public_key);
@@ -706,8 +732,15 @@ async function anchorProblem(s) {
  * chain and a choice look the same from outside); `cause` is "key" on a failure whose only fault
  * is the anchor's signer (the seed reaches an anchor validly signed by a key that is not pinned).
  */
-export async function seedChainCheck(record, entries, pinnedKeys) {
+export async function seedChainCheck(record, entries, pinnedKeys, { typed = null } = {}) {
   const pins = normalisePins(pinnedKeys);
+  // a key typed by the person is theirs: an anchor by another key is "not the key you typed"
+  // (and said whether it is the house's), never "a key the house does not publish"
+  const notPinned = (id, publicKey) => {
+    if (!typed) return `${id}, uma chave que a casa não publica`;
+    const { words } = publishedKey(publicKey, typed.published);
+    return `${id}, não pela chave que você digitou${words ? ` (${id} ${words})` : ""}`;
+  };
   const start = record.chain_start;
   const trusted = []; // {statement, checked}: signed by a pinned key (or, none pinned, by its own)
   const foreign = []; // validly signed, by a key that is not pinned
@@ -746,11 +779,12 @@ export async function seedChainCheck(record, entries, pinnedKeys) {
     if (other) {
       // signed, but not by a key of the house's: what failed is the key (a rotation whose
       // hand-over was not published, or a chain that is not the house's), said so apart
+      const signer = typed ? { key_id: other.key_id, ...publishedKey(other.public_key, typed.published) } : undefined;
       return await reaches(other)
-        ? { name: "seed-chain", status: "fail", cause: "key",
-          detail: `a semente chega à âncora da cadeia a partir da mão ${start}, mas essa âncora foi assinada por ${other.key_id}, uma chave que a casa não publica` }
-        : { name: "seed-chain", status: "fail",
-          detail: `a semente não chega à âncora da cadeia a partir da mão ${start}, que além disso foi assinada por ${other.key_id}, uma chave que a casa não publica` };
+        ? { name: "seed-chain", status: "fail", cause: "key", signer,
+          detail: `a semente chega à âncora da cadeia a partir da mão ${start}, mas essa âncora foi assinada por ${notPinned(other.key_id, other.public_key)}` }
+        : { name: "seed-chain", status: "fail", signer,
+          detail: `a semente não chega à âncora da cadeia a partir da mão ${start}, que além disso foi assinada por ${notPinned(other.key_id, other.public_key)}` };
     }
     return { name: "seed-chain", status: "warn",
       detail: `a casa não publica a âncora assinada da cadeia de sementes desta mão (a partir da mão ${start}): não dá para saber se a semente foi fixada antes da mão` };
@@ -797,12 +831,16 @@ export async function seedChainCheck(record, entries, pinnedKeys) {
  * signed by one of them), `mine` (my contribution, hex), `expected` ({table, hand}: the hand
  * that was asked for, e.g. by the URL `/hands/{table}-{hand}`; the record must be that hand, the
  * `source` check, as the CLI's), `seenCommitment` (hex: the commitment this browser was shown
- * for that hand before its deal; the record must carry it, the `seen` check).
+ * for that hand before its deal; the record must carry it, the `seen` check), `typed`
+ * ({published}: the pinned key is one the person typed, not the house's; `published` is the
+ * house's keys, keyLineage's, or null when unknown: the `key` check then says "the key you
+ * typed", and whether the signer is the house's published key, in its detail and `signer`).
  * Returns {readable, error, checks: [{name, status: pass|fail|warn|skip, detail}], record, deck,
  * deal}; `readable` is false (and `error` says why) when the input is not a record at all.
  */
 export async function verifyHandRecord(input, {
   pinnedKey = null, pinnedKeys = null, refusedKeys = [], mine = null, expected = null, seenCommitment = null,
+  typed = null,
 } = {}) {
   let record;
   try {
@@ -835,7 +873,11 @@ export async function verifyHandRecord(input, {
   } else if (pins.length === 0) {
     checks.push({ name: "key", status: "warn", detail: `chave não fixada: usando a chave do próprio registro, ${keyId}` });
   } else {
-    checks.push(keyCheck(record, keyId, pins, refusedKeys ?? []));
+    // a typed key is named by its id
+    const named = typed
+      ? await Promise.all(pins.map(async (p) => ({ ...p, key_id: p.key_id ?? await keyIdFor(hexToBytes(p.public_key)) })))
+      : pins;
+    checks.push(keyCheck(record, keyId, named, refusedKeys ?? [], typed));
   }
 
   // 3. signature

@@ -171,7 +171,7 @@ function withChecks(checks, added) {
 }
 
 /** The checks of the seed's being fixed before the hand: the signed seed chain, and what this browser saw. */
-async function beforeTheHandChecks(record, pinned, seen) {
+async function beforeTheHandChecks(record, pinned, seen, typed) {
   const added = [];
   if (seen) added.push(commitmentSeenCheck(record, seen));
   if (!HOUSE_TABLE.test(record.table)) {
@@ -184,12 +184,20 @@ async function beforeTheHandChecks(record, pinned, seen) {
     added.push({ name: "seed-chain", status: "skip",
       detail: `a cadeia da mesa (/tables/${record.table}/chain), com a âncora assinada das sementes, não pôde ser obtida` });
   } else {
-    added.push(await seedChainCheck(record, entries, pinned ?? []));
+    added.push(await seedChainCheck(record, entries, pinned ?? [], { typed }));
   }
   return added;
 }
 
-function failureHeadline(failed) {
+/** Who signed instead of the key the person typed, for the headline: the house's key or not. */
+function signerWords(signer) {
+  if (!signer || signer.published === null || signer.published === undefined) return signer ? ` (${signer.key_id})` : "";
+  return signer.published ? `: a assinatura é da casa (${signer.key_id} ${signer.words})` : ` (${signer.key_id}, que ${signer.words})`;
+}
+
+/** `typed`: the key was typed by the person (not the house's published keys): a key that is not
+ * theirs is "a key other than the one you typed", and said whether it is the house's. */
+function failureHeadline(failed, typed) {
   const names = failed.map((c) => CHECK_NAMES[c.name] ?? c.name).join(", ");
   const meanings = [];
   // a key the house does not publish (the record's, or its seed anchor's): a key problem, not a
@@ -198,25 +206,33 @@ function failureHeadline(failed) {
   for (const c of failed) {
     let meaning = FAILURE_MEANING[c.name] ?? null;
     if (c.name === "seed-chain" && c.cause === "key") {
-      meaning = "A âncora da cadeia de sementes foi assinada por uma chave que a casa não publica.";
+      meaning = typed
+        ? `A âncora da cadeia de sementes foi assinada por uma chave diferente da que você digitou${signerWords(c.signer)}.`
+        : "A âncora da cadeia de sementes foi assinada por uma chave que a casa não publica.";
     } else if (foreignKey(c)) {
-      meaning = "Assinado por uma chave que a casa não publica (a chave da casa mudou sem passagem publicada, ou o registro não é da casa).";
+      meaning = typed
+        ? `Assinado por uma chave diferente da que você digitou${signerWords(c.signer)}.`
+        : "Assinado por uma chave que a casa não publica (a chave da casa mudou sem passagem publicada, ou o registro não é da casa).";
     } else if (c.name === "key") {
       meaning = "O id da chave (key_id) do registro não é o da chave pública que ele traz.";
     }
     if (meaning && !meanings.includes(meaning)) meanings.push(meaning);
   }
   if (failed.every(foreignKey)) {
-    meanings.push("O baralho e a distribuição saem da semente, mas sem a assinatura da casa isso não prova nada: confira a chave que a casa publica fora deste site.");
+    meanings.push(typed
+      ? "O baralho e a distribuição saem da semente, mas a assinatura não é da chave que você digitou: confira a chave que a casa publica fora deste site (o campo vazio usa a chave publicada por este servidor)."
+      : "O baralho e a distribuição saem da semente, mas sem a assinatura da casa isso não prova nada: confira a chave que a casa publica fora deste site.");
   }
   return `FALHOU: ${names}. ${meanings.join(" ")}`;
 }
 
-async function check(text, { pinned, mine, recordUrl, expected = null, late = null }) {
+async function check(text, { pinned, mine, recordUrl, expected = null, late = null, typedKey = false }) {
   setVerdict("pending", "Conferindo…");
+  // a key typed in the form is the person's own pin, compared with the house's published keys
+  const typed = typedKey ? { published: houseKeys?.keys ?? null } : null;
   let result;
   try {
-    result = await verifyHandRecord(text, { pinnedKeys: pinned, refusedKeys: houseKeys?.refused ?? [], mine, expected });
+    result = await verifyHandRecord(text, { pinnedKeys: pinned, refusedKeys: houseKeys?.refused ?? [], mine, expected, typed });
   } catch (err) {
     // input the spec calls unreadable (the CLI's exit 2) is no failed check
     setVerdict(err instanceof UnreadableError ? "unreadable" : "fail",
@@ -237,7 +253,7 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
   // the commitment this browser was shown before that hand, when it played it
   const seen = playedHands().find((h) => h.table === r.table && String(h.hand) === String(r.hand))?.commitment
     ?? seenCommitment(r.table, r.hand);
-  const before = await beforeTheHandChecks(r, pinned, seen);
+  const before = await beforeTheHandChecks(r, pinned, seen, typed);
   // my stored contribution that never reached the table in time (table.js noted it) is no failure
   const explained = late ? explainLateContribution(result, "late", late.seat) : result.checks;
   const checks = withChecks(explained, before);
@@ -252,7 +268,7 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
     return;
   }
   if (failed.length) {
-    setVerdict("fail", failureHeadline(failed));
+    setVerdict("fail", failureHeadline(failed, typed));
     return;
   }
   const derived = "o baralho e a distribuição saem da semente e das contribuições dos jogadores";
@@ -273,7 +289,9 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
   // signed by an older key whose hand-over this browser could not check (no Ed25519)
   const handedOver = pinned?.find((k) => k.public_key === r.public_key && k.verified === false);
   const warned = checks.some((c) => c.status === "warn");
+  const signer = byName("key")?.signer;
   setVerdict("ok", `Verificado: ${anchoredBy.join(", e ")}; e ${derived}.`
+    + (typed ? ` Assinado pela chave que você digitou${signer?.words ? `, que ${signer.words}` : ""}.` : "")
     + (unsigned ? " A assinatura não pôde ser conferida neste navegador: use a linha de comando abaixo." : "")
     + (handedOver ? " A passagem da chave anterior da casa à atual também não: quem a confere é a verificação da cadeia da mesa pela linha de comando (barajamos-verify chain)." : "")
     + (warned ? " Leia os avisos abaixo." : ""));
@@ -324,7 +342,7 @@ $("paste-form").addEventListener("submit", async (event) => {
   }
   const mine = $("mine-hex").value.trim() || null;
   // a key typed here is pinned alone; else the house's keys
-  await check(text, { pinned: key ? [key] : houseKeys?.keys ?? null, mine, recordUrl: null });
+  await check(text, { pinned: key ? [key] : houseKeys?.keys ?? null, mine, recordUrl: null, typedKey: Boolean(key) });
 });
 
 houseKeys = await fetchHouseKeys();
