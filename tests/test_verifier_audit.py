@@ -5,6 +5,8 @@
   its seed (FAIRNESS.md 12), so `hand` now says so in a `seed-chain` warning with the `chain`
   command that checks it, and given a house URL (`/hands/{table}-{n}`) it fetches the table's
   chain (`/tables/{table}/chain`) and checks the seed against its signed anchor itself.
+- `chain`: when the anchor of a record's seed chain is in the input but does not count (its
+  signature, its signer), the record's `seed-chain` says so, not that it is missing.
 - An action is in exactly one form (FAIRNESS.md 7): a play by `card` (maybe covered) or by
   `position` alone, never both, a blind play never covered; anything else is unreadable input
   (exit 2), as the browser's `structure` check now says too (test_browser_fairness_audit.py).
@@ -20,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.test_verifier_cli import serve_folder
-from truco.records import SIGNATURE_FIELDS, RecordError, parse_record
+from truco.records import SIGNATURE_FIELDS, RecordError, key_id_for, parse_record
 from truco.variants import MatchConfig, TeamMode, Variant
 from verifier.cli import main
 from verifier.samples import sample_signing_key, sample_table
@@ -227,3 +229,55 @@ def test_hand_of_a_house_url_without_the_anchor_warns_with_the_chain_command(
     with serve_folder(tmp_path) as url:
         status, out, _ = run(capsys, "hand", f"{url}/hands/{TABLE}-3", "--key", KEY_HEX)
         assert status == 0 and "WARN  seed-chain" in out and "could not be had" in out, out
+
+
+# ------------------------------------------------------------ 5. an anchor that does not count
+
+
+def test_a_chain_says_why_an_anchor_in_the_input_does_not_count(capsys, tmp_path: Path) -> None:
+    broken = dict(ANCHOR, signature=("11" if ANCHOR["signature"][:2] == "00" else "00")
+                  + ANCHOR["signature"][2:])  # fmt: skip
+    foreign = sign_statement({k: v for k, v in ANCHOR.items() if k not in SIGNATURE_FIELDS}, OTHER)
+    why = {
+        "bad signature": (
+            broken,
+            "Ed25519 signature does not verify for key 5900f98851b94516: the signed content was"
+            " altered or signed by another key",
+        ),
+        "untrusted signer": (
+            foreign,
+            f"signed by key {key_id_for(bytes(OTHER.verify_key))}, which is not the pinned key"
+            " (5900f98851b94516) nor handed over from it",
+        ),
+    }
+    path = tmp_path / "chain.json"
+    for anchor, reason in why.values():
+        path.write_text(json.dumps([anchor, *RECORDS]))
+        status, out, _ = run(capsys, "--json", "chain", str(path), "--key", KEY_HEX)
+        assert status == 1  # the anchor's own check fails
+        entries = json.loads(out)["entries"]
+        hand_1 = {c["check"]: c for c in entries[1]["checks"]}["seed-chain"]
+        assert hand_1 == {
+            "check": "seed-chain",
+            "status": "warn",
+            "reason": "a new seed chain starts at this hand; its anchor statement, in the input,"
+            f" does not count ({reason}), so the commitment's publication time is not checked",
+        }
+        assert "not in the input" not in out
+        # a later hand without the one before it: skipped, and why it was not hashed down
+        path.write_text(json.dumps([anchor, *RECORDS[2:]]))
+        _, out, _ = run(capsys, "--json", "chain", str(path), "--key", KEY_HEX)
+        hand_3 = {c["check"]: c for c in json.loads(out)["entries"][1]["checks"]}["seed-chain"]
+        assert hand_3["status"] == "skip"
+        assert hand_3["reason"] == (
+            "hand 2 is not in the input before this record: nothing to compare the commitment"
+            f" with; the anchor statement of its seed chain, in the input, does not count"
+            f" ({reason})"
+        )
+    # no anchor at all: said as before
+    path.write_text(json.dumps(list(RECORDS)))
+    _, out, _ = run(capsys, "chain", str(path), "--key", KEY_HEX)
+    assert (
+        "WARN  seed-chain  a new seed chain starts at this hand; its signed anchor statement is"
+        " not in the input, so the commitment's publication time is not checked"
+    ) in out

@@ -606,6 +606,9 @@ def check_chain(
     # hand -> the hashes trusted ledger heads give this table's record of it (more than one:
     # the house published two histories)
     heads: dict[int, set[bytes]] = {}
+    # chain_start -> why this table's anchors of that chain in the input do not count (a
+    # signature that does not verify, an untrusted signer): the records say so, not "missing"
+    refused: dict[int, list[str]] = {}
     for obj, statement in statements:
         assert statement.signed_by is not None
         checks = [trust.check(statement.signed_by), _signature_check(obj, statement.signed_by)]
@@ -614,6 +617,9 @@ def check_chain(
             known = anchors.setdefault(statement.chain_start, [])
             if not any(_same_anchor(statement, other) for other in known):
                 known.append(statement)
+        elif isinstance(statement, SeedAnchor) and statement.table == table:
+            failed = next(check for check in checks if check.failed)
+            refused.setdefault(statement.chain_start, []).append(failed.reason)
         if isinstance(statement, LedgerHead) and trusted:
             for entry in statement.tables:
                 if entry.table == table:
@@ -641,7 +647,7 @@ def check_chain(
         checks.append(_link_check(hand, previous, table, seen, by_number))
         if record.table == table:
             before = seen.get(record.hand - 1)
-            checks.append(_seed_chain_check(record, before, anchors, budget))
+            checks.append(_seed_chain_check(record, before, anchors, budget, refused))
             checks.append(_match_check(record, before))
         else:
             other = f"a record of table {record.table!r}: not compared with table {table!r}'s"
@@ -898,8 +904,19 @@ def _seed_chain_check(
     previous: _Hand | None,
     anchors: Mapping[int, Sequence[SeedAnchor]],
     budget: _HashBudget,
+    refused: Mapping[int, Sequence[str]] | None = None,
 ) -> CheckResult:
-    """`previous`: the record of hand `record.hand - 1` found before this one, if any."""
+    """`previous`: the record of hand `record.hand - 1` found before this one, if any;
+    `refused`: by chain_start, why this table's anchors in the input that are not trusted do not
+    count (their own key or signature check fails)."""
+    not_counted = (refused or {}).get(record.chain_start, ())
+    # what became of the anchor of this record's chain, when it is not a trusted one
+    if not_counted:
+        why = f", in the input, does not count ({not_counted[0]})"
+        absent = f"its anchor statement{why}"
+    else:
+        why = ""
+        absent = "its signed anchor statement is not in the input"
     same_chain = anchors.get(record.chain_start, ())
     if len(same_chain) > 1:
         return _fail(
@@ -921,8 +938,8 @@ def _seed_chain_check(
             return CheckResult(
                 CheckName.SEED_CHAIN,
                 Status.WARN,
-                "a new seed chain starts at this hand; its signed anchor statement is not in the"
-                " input, so the commitment's publication time is not checked",
+                f"a new seed chain starts at this hand; {absent}, so the commitment's"
+                " publication time is not checked",
             )
         if anchor.anchor == record.commitment:
             return _pass(
@@ -957,11 +974,12 @@ def _seed_chain_check(
         if _hash_times(record.seed, index) == anchor.anchor:
             return _pass(CheckName.SEED_CHAIN, "the seed hashes down to its chain's signed anchor")
         return _fail(CheckName.SEED_CHAIN, "the seed does not hash down to its chain's anchor")
+    also = f"; the anchor statement of its seed chain{why}" if why else ""
     return CheckResult(
         CheckName.SEED_CHAIN,
         Status.SKIP,
         f"hand {record.hand - 1} is not in the input before this record: nothing to compare"
-        " the commitment with",
+        f" the commitment with{also}",
     )
 
 
