@@ -12,6 +12,8 @@
 - A key typed on `/verify` is the person's, not "the house's": a record signed by another key is
   signed by "a key other than the one you typed", said to be the house's published key when it
   is (it was called "uma chave que a casa não publica").
+- `/verificador` names every status the verifier prints (PASS, FAIL, WARN, skip) and its three
+  exit codes (2: unreadable input or bad usage).
 - A table id holding a lone surrogate is unreadable (`$.table`), as the CLI and FAIRNESS.md 6 say,
   not a failure.
 
@@ -329,3 +331,20 @@ async def test_a_key_typed_on_verify_is_yours_and_the_house_key_is_named_as_such
     await house_key(page, OTHER)
     await open_hand(page, live_server, RECORDS[1])
     await expect(verdict).to_contain_text("Assinado por uma chave que a casa não publica")
+
+
+async def test_the_verifier_page_tells_every_status_and_exit_code(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # it said "um item por linha (PASS ou FAILED)" and "0 ... 1 ...": the statuses are PASS,
+    # FAIL, WARN and skip (FAILED heads a record), and unreadable input exits 2
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verificador"))
+    output = page.locator("#verifier-output")
+    for word in ("verified", "FAILED", "PASS", "FAIL", "WARN", "skip", "all checks passed"):
+        await expect(output.locator("code", has_text=re.compile(rf"^{word}$"))).to_have_count(1)
+    await expect(output).not_to_contain_text("PASS ou FAILED")
+    await expect(page.locator("#verifier-exit")).to_have_text(re.compile(
+        r"^O código de saída é 0 quando nada falhou \(pode haver avisos: leia-os\), 1\s+quando"
+        r" alguma conferência falhou e 2 quando a entrada não pôde ser lida"
+    ))
