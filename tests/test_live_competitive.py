@@ -157,3 +157,36 @@ async def test_launch_refusals(live: Live) -> None:
         assert live.house.tables == {}
     finally:
         await ana.close()
+
+
+async def test_a_ranked_match_nobody_came_to_is_cancelled(live: Live,
+                                                          vclock: VirtualClock) -> None:
+    # a review queued two players who never opened their table: the clocks ran for both, and
+    # the second seat reached its limit first and lost its rating points and stake to a player
+    # who never came either
+    ana, bia = await players(live.base, "ana", "bia")
+    settled: list[MatchResult] = []
+
+    async def settle(result: MatchResult) -> None:
+        settled.append(result)
+
+    live.house.settler = settle
+    try:
+        users = await _user_ids(live, "ana", "bia")
+        tid = await live.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, stake=50)
+        await vclock.advance(15.0)
+        for _ in range(50):
+            if settled:
+                break
+            await vclock.advance(0.1)
+        (result,) = settled
+        assert result.termination is Termination.CANCELLED and result.winner_team is None
+        assert result.forfeit_seat is None
+        # the chain stays whole: the hand committed to is dealt and recorded, cancelled
+        chain = await fetch_chain(ana, tid)
+        assert [r["end"] for r in hand_records(chain)] == ["cancelled"]
+        verify_chain(chain, live.key)
+        assert await live.app[POOL].fetchval("SELECT count(*) FROM abandonments") == 0
+    finally:
+        await ana.close()
+        await bia.close()

@@ -18,6 +18,7 @@ from server.app import POOL
 from server.clock import VirtualClock
 from server.live.model import TableKind
 from server.ranked import ledger
+from server.ranked.arena import REMATCH_WAIT
 from server.ranked.service import RANKED, RankedService
 from tests.test_ranked_http import PASSWORD, ranked_app
 from truco import Termination, Variant
@@ -204,7 +205,9 @@ async def test_a_running_arena_scores_on_after_a_restart_and_closes_once_when_it
     [(_, seating, table_id)] = launcher.launched
     winner = seating[0]
     await _finish(first, table_id, seating, 0)  # 2 points
-    await clock.advance(1.0)  # paired again: this table is still playing at the stop
+    # alone together, the two meet again once they have waited for someone else a little;
+    # this table is still playing at the stop
+    await clock.advance(REMATCH_WAIT)
     (_, seating2, playing) = launcher.launched[1]
     await first.stop()
 
@@ -221,8 +224,8 @@ async def test_a_running_arena_scores_on_after_a_restart_and_closes_once_when_it
         state, standings, _ = await _standings(second)
         assert standings[0]["points"] == 4 and standings[0]["streak"] == 2
         assert standings[0]["on_fire"] is True
-        # and pairing goes on in the new run
-        await clock.advance(1.0)
+        # and pairing goes on in the new run (the two just met: after a little wait)
+        await clock.advance(REMATCH_WAIT)
         relaunched = second.service.launcher
         assert isinstance(relaunched, Launcher) and len(relaunched.launched) == 1
         # ana leaves: stored, so the restart keeps her out of the pairing

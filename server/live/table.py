@@ -968,6 +968,13 @@ class TableActor:
         self.start_timer = None
         if self.status is TableStatus.PLAYING and self.hand is None:
             await self._begin_hand()
+            if timer is not None and not any(self.connected(seat)
+                                             for seat in self._human_seats()):
+                # nobody came: the clocks would run for everyone, and whichever seat reached
+                # its limit first would lose to players who never came either (rated, and
+                # their stakes moved, for nothing). The match is cancelled, its stakes returned
+                self._log("nobody_came_cancel")
+                await self._end_match_early(0, Termination.CANCELLED)
 
     async def rematch(self, user_id: int) -> None:
         seat = self._require_seated(user_id)
