@@ -7,6 +7,9 @@
   chain (`/tables/{table}/chain`) and checks the seed against its signed anchor itself.
 - `chain`: when the anchor of a record's seed chain is in the input but does not count (its
   signature, its signer), the record's `seed-chain` says so, not that it is missing.
+- Usability: an odd number of hex digits is said so (not "must be hexadecimal"), a chain given to
+  `hand` points to `chain`, and a redirect loop is one clean line. (`deck`, `--help` and the
+  derivation vectors without PyNaCl: test_verifier_bundle.py.)
 - An action is in exactly one form (FAIRNESS.md 7): a play by `card` (maybe covered) or by
   `position` alone, never both, a blind play never covered; anything else is unreadable input
   (exit 2), as the browser's `structure` check now says too (test_browser_fairness_audit.py).
@@ -15,7 +18,9 @@
 from __future__ import annotations
 
 import copy
+import http.server
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +286,82 @@ def test_a_chain_says_why_an_anchor_in_the_input_does_not_count(capsys, tmp_path
         "WARN  seed-chain  a new seed chain starts at this hand; its signed anchor statement is"
         " not in the input, so the commitment's publication time is not checked"
     ) in out
+
+
+# ------------------------------------------------------------------ 8. small usability
+
+
+def test_an_odd_number_of_hex_digits_is_said_so(capsys) -> None:
+    deck = ["deck", "--seed", "00" * 32, "--table", "t", "--hand", "1", "--variant", "paulista",
+            "--seats", "2"]  # fmt: skip
+    status, _, err = run(capsys, *deck, "--contribution", "0=abc")
+    assert status == 2
+    assert one_error_line(err) == (
+        "barajamos-verify: a contribution must be two hex digits per byte, got 3 digits ('abc'):"
+        " a digit is missing or one too many"
+    )
+    status, _, err = run(capsys, *deck, "--contribution", "0=xyz")
+    assert status == 2 and one_error_line(err).endswith("must be hexadecimal, got 'xyz'")
+    status, _, err = run(capsys, "deck", *deck[1:2], "0" * 63, *deck[3:])
+    assert status == 2 and "--seed must be two hex digits per byte, got 63 digits" in err
+    status, _, err = run(capsys, "hand", "x.json", "--mine", "abcde")
+    assert status == 2 and "--mine must be two hex digits per byte, got 5 digits" in err
+
+
+def test_a_chain_given_to_hand_points_to_chain(capsys, tmp_path: Path) -> None:
+    as_list = tmp_path / "chain.json"
+    as_list.write_text(json.dumps([ANCHOR, *RECORDS]))
+    status, _, err = run(capsys, "hand", str(as_list), "--key", KEY_HEX)
+    assert status == 2
+    assert one_error_line(err) == (
+        f"barajamos-verify: {as_list}: expected a JSON object (one hand record), got a list:"
+        " a table's chain is checked with `barajamos-verify chain`"
+    )
+    as_lines = tmp_path / "chain.jsonl"
+    as_lines.write_text("\n".join(json.dumps(entry) for entry in [ANCHOR, *RECORDS]) + "\n")
+    status, _, err = run(capsys, "hand", str(as_lines), "--key", KEY_HEX)
+    assert status == 2
+    assert one_error_line(err) == (
+        f"barajamos-verify: {as_lines}: not valid JSON: Extra data at line 2 column 1 (one JSON"
+        " object per line: a table's chain is checked with `barajamos-verify chain`)"
+    )
+    # both read as a chain
+    for path in (as_list, as_lines):
+        assert run(capsys, "chain", str(path), "--key", KEY_HEX)[0] == 0
+    # a record with garbage after it is no chain: no hint
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text(json.dumps(RECORDS[0], indent=1) + "\n}")
+    status, _, err = run(capsys, "hand", str(garbage), "--key", KEY_HEX)
+    assert status == 2 and "Extra data" in err and "barajamos-verify chain" not in err
+
+
+class _Loop(http.server.BaseHTTPRequestHandler):
+    """Redirects every request to itself."""
+
+    def do_GET(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", self.path)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_redirect_loop_is_one_clean_line(capsys) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Loop)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hands/{TABLE}-1"
+        status, out, err = run(capsys, "hand", url, "--key", KEY_HEX)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert status == 2 and out == ""
+    assert one_error_line(err) == (
+        f"barajamos-verify: {url}: cannot fetch: redirected in a loop or more than 10 times (the"
+        " last answer: HTTP 302 Found)"
+    )
+    assert "\\n" not in err

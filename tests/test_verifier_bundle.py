@@ -48,17 +48,50 @@ def test_every_build_is_the_same_file(tmp_path: Path) -> None:
     assert {i.compress_type for i in infos} == {zipfile.ZIP_STORED}
 
 
+NACL_MISSING = (
+    "barajamos-verify: PyNaCl is not installed (it checks the hand records' Ed25519"
+    " signatures): run `python3 -m pip install pynacl`, then this again\n")
+
+
 def test_without_pynacl_the_file_says_how_to_install_it(tmp_path: Path) -> None:
-    # a plain python3 without PyNaCl ended in a ModuleNotFoundError traceback
+    # a plain python3 without PyNaCl ended in a ModuleNotFoundError traceback; then it refused
+    # every command, `deck` and `--help` too, which check no signature
     pyz = tmp_path / bundle.NAME
     pyz.write_bytes(bundle.build())
-    for args in (["--help"], ["vectors"]):
-        done = subprocess.run([sys.executable, "-S", str(pyz), *args], capture_output=True,
+    record = tmp_path / "hand.json"
+    record.write_text(json.dumps(load_vectors("hand.json")["record"]))
+
+    def bare(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-S", str(pyz), *args], capture_output=True,
                               text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
-        assert done.returncode == 2 and done.stdout == ""
-        assert done.stderr == (
-            "barajamos-verify: PyNaCl is not installed (it checks the hand records' Ed25519"
-            " signatures): run `python3 -m pip install pynacl`, then this again\n")
+
+    done = bare("--help")
+    assert done.returncode == 0 and done.stderr == "" and "{deck,hand,chain,vectors}" in done.stdout
+    # the deck needs SHA-256 and HMAC only: the same as with PyNaCl
+    case = load_vectors("decks.json")["cases"][0]
+    argv = ["deck", "--seed", case["seed"], "--table", case["table"], "--hand",
+            str(case["hand"]), "--variant", case["variant"], "--seats",
+            str(len(case["contributions"])),
+            *(f"--contribution={seat}={c}" for seat, c in enumerate(case["contributions"]) if c)]
+    done = bare(*argv)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "deck        " + " ".join(case["expect"]["deck"]) in done.stdout
+    # the signatures say how to install it
+    for args in (["hand", str(record)], ["chain", str(record)]):
+        done = bare(*args)
+        assert done.returncode == 2 and done.stdout == "" and done.stderr == NACL_MISSING
+    # the vectors that need no signature run; the signed ones are not run, and it is no pass
+    done = bare("vectors")
+    assert done.returncode == 2 and done.stderr == NACL_MISSING
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1].endswith("vectors run passed; 2 file(s) of signed vectors not run")
+    assert [line for line in lines if line.startswith("skip")] == [
+        "skip  hand: signed vectors: not run: they check Ed25519 signatures, which need PyNaCl",
+        "skip  chain: signed vectors: not run: they check Ed25519 signatures, which need PyNaCl",
+    ]
+    assert sum(line.startswith("PASS  deck: ") for line in lines) == len(
+        load_vectors("decks.json")["cases"])
+    assert not [line for line in lines if line.startswith("FAIL")]
 
 
 def test_the_file_verifies_on_its_own(tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """`python -m verifier`, and the entry of the verifier's zip application (`verifier.bundle`):
-the CLI, or one line saying how to install PyNaCl where it is missing (a plain `python3`
-running the downloaded file has none), instead of a traceback."""
+the CLI. A plain `python3` running the downloaded file may have no PyNaCl: `deck`, `--help` and
+the derivation vectors run without it, and the commands that check signatures say how to
+install it (verifier.cli); should an import still need it, one line says so here, instead of a
+traceback."""
 
 import sys
 

@@ -53,7 +53,6 @@ from truco.records import (
 )
 from truco.state import Deal
 from truco.variants import Variant
-from verifier.signing import verify_signature
 from verifier.sources import InputError
 
 
@@ -233,6 +232,14 @@ class KeyTrust:
             CheckName.KEY,
             f"signed by key {actual}, not by the chain's first signer nor a key it handed over to",
         )
+
+
+def verify_signature(obj: Mapping[str, Any], public_key: bytes, *, parsed: bool = False) -> bool:
+    """`verifier.signing.verify_signature`, imported where a signature is checked: it needs
+    PyNaCl, which the commands that check no signature (deck, the derivation vectors) do not."""
+    from verifier.signing import verify_signature as verify
+
+    return verify(obj, public_key, parsed=parsed)
 
 
 def _signature_check(obj: Mapping[str, Any], signed: Signature) -> CheckResult:

@@ -9,14 +9,12 @@ should pin the house's published key.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import nacl.exceptions
 import nacl.signing
 
 from truco.records import (
-    PUBLIC_KEY_BYTES,
     SIGNATURE_FIELDS,
     key_id_for,
     parse_record,
@@ -25,6 +23,7 @@ from truco.records import (
     signed_bytes,
 )
 from truco.records import RecordKind as _RecordKind
+from verifier.pubkeys import PublicKeyError, load_public_key, parse_public_key
 
 __all__ = [
     "PublicKeyError",
@@ -42,11 +41,6 @@ __all__ = [
 
 SigningKey = nacl.signing.SigningKey
 VerifyKey = nacl.signing.VerifyKey
-MAX_KEY_FILE_BYTES = 4096
-
-
-class PublicKeyError(ValueError):
-    """A public key that cannot be read (bad hex, wrong size, unreadable file)."""
 
 
 def signing_key_from_seed(seed: bytes) -> SigningKey:
@@ -117,36 +111,3 @@ def verify_signature(obj: Mapping[str, Any], public_key: bytes, *, parsed: bool 
     except (nacl.exceptions.BadSignatureError, nacl.exceptions.ValueError, ValueError, KeyError):
         return False
     return True
-
-
-def parse_public_key(text: str) -> bytes:
-    """A public key written as 64 lowercase or uppercase hex digits (surrounding space ignored)."""
-    cleaned = text.strip()
-    try:
-        key = bytes.fromhex(cleaned)
-    except ValueError:
-        raise PublicKeyError("a public key is 64 hexadecimal digits") from None
-    if len(key) != PUBLIC_KEY_BYTES or len(cleaned) != 2 * PUBLIC_KEY_BYTES:
-        raise PublicKeyError(f"a public key is {PUBLIC_KEY_BYTES} bytes (64 hex digits)")
-    return key
-
-
-def load_public_key(path: Path) -> bytes:
-    """A key file: the 64-hex public key on its first line (more lines, e.g. comments, ignored)."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_KEY_FILE_BYTES + 1)
-    except OSError as exc:
-        raise PublicKeyError(f"cannot read key file {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise PublicKeyError(f"key file {path} is larger than {MAX_KEY_FILE_BYTES} bytes")
-    try:
-        lines = data.decode("ascii").splitlines()
-    except UnicodeDecodeError:
-        raise PublicKeyError(f"key file {path} is not a text file of hex digits") from None
-    if not lines:
-        raise PublicKeyError(f"key file {path} is empty")
-    try:
-        return parse_public_key(lines[0])
-    except PublicKeyError as exc:
-        raise PublicKeyError(f"key file {path}: {exc}") from None

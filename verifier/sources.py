@@ -258,7 +258,18 @@ def _fetch(url: str, limit: int) -> bytes:
     except InputError:
         raise
     except urllib.error.HTTPError as exc:
-        raise InputError(f"{url}: HTTP {exc.code} {one_line(str(exc.reason))}") from None
+        reason = str(exc.reason)
+        if 300 <= exc.code < 400 and "\n" in reason:
+            # urllib's own words for a redirect loop (or too many redirects) are three lines:
+            # one line here, with the last answer it got
+            last = " ".join(reason.rsplit("\n", 1)[-1].split())
+            raise InputError(
+                f"{url}: cannot fetch: redirected in a loop or more than"
+                f" {_RedirectHandler.max_redirections} times (the last answer: HTTP {exc.code}"
+                f" {one_line(shorten(last, 80))})"
+            ) from None
+        reason = " ".join(reason.split())
+        raise InputError(f"{url}: HTTP {exc.code} {one_line(shorten(reason, 80))}") from None
     except Exception as exc:
         if deadline.expired:
             raise InputError(timed_out) from None
@@ -401,9 +412,35 @@ def parse_json(data: bytes, where: str) -> object:
         raise InputError(f"{where}: {exc}") from None
 
 
+_CHAIN_HINT: Final = "a table's chain is checked with `barajamos-verify chain`"
+
+
+def _json_lines(data: bytes) -> bool:
+    """Whether `data` looks like JSON lines: its first line alone is a JSON object, and more
+    lines follow."""
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        return isinstance(json.loads(lines[0]), dict)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError alike
+        return False
+
+
 def load_object(source: str, limit: int = HAND_LIMIT_BYTES) -> dict[str, Any]:
-    """One JSON object (a hand record, a statement) from a file or URL."""
-    value = parse_json(read_source(source, limit), source)
+    """One JSON object (a hand record, a statement) from a file or URL. A list, or JSON lines,
+    is most likely a chain given to `hand`: the message says which command reads it."""
+    data = read_source(source, limit)
+    try:
+        value = parse_json(data, source)
+    except InputError as exc:
+        if "Extra data" in str(exc) and _json_lines(data):
+            raise InputError(f"{exc} (one JSON object per line: {_CHAIN_HINT})") from None
+        raise
+    if isinstance(value, list):
+        raise InputError(
+            f"{source}: expected a JSON object (one hand record), got a list: {_CHAIN_HINT}"
+        )
     if not isinstance(value, dict):
         raise InputError(f"{source}: expected a JSON object, got {json_type(value)}")
     return value
