@@ -221,6 +221,66 @@ async def test_a_partner_changing_their_vote_does_not_hold_off_the_bots_vote(
         await bia.close()
 
 
+async def test_in_first_answer_mode_a_bot_leaves_the_answer_to_its_human_partner(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    """"Primeira resposta vale": the bot partner answered every request 0.8 s after it came,
+    before the person could (a review: 6 of 6, a raise made for them among them). While the
+    person is here it leaves the answer to them; without them, it answers."""
+    live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "paulista", 4, "training", mode="first")
+        tid = table["id"]
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
+        assert status == 200, body
+        a = await connect(ana, tid, 0)
+        b = await connect(bia, tid, 1)
+        a.autoplay = b.autoplay = False
+        await ana.post(f"/api/tables/{tid}/start")
+        asked: float | None = None
+        answered: list[tuple[float, dict[str, Any]]] = []
+        for _ in range(400):
+            due = vclock.next_deadline
+            await vclock.advance(0.5 if due is None else min(0.5, max(0.0, due - vclock.now())))
+            for client in (a, b):
+                for message in await drain(client):
+                    message["_at"] = vclock.now()
+            answered = [(t, e) for t, e in events(a) if e["type"] in (
+                "raise_accepted", "raise_declined", "raise_requested") and e["team"] == 0]
+            if answered or (asked is not None and vclock.now() > asked + 5.0):
+                break
+            for client in (a, b):
+                view = client.view
+                if not view or not view["legal"] or client.acted_at == client.last_seq:
+                    continue
+                request = view["hand"]["request"]
+                if client is a and request:
+                    asked = asked or vclock.now()
+                    continue  # ana thinks it over (her clock is 20 s)
+                raise_ = next((x for x in view["legal"] if x["do"] == "raise"), None)
+                if client is b and raise_ is not None and not request and asked is None:
+                    await act(b, raise_)
+                    continue
+                try:
+                    await act(client, choose_action(view, client.rng))
+                except NothingToDo:
+                    continue
+        assert asked is not None, "ana's team was never asked"
+        assert not answered, "the bot answered for its human partner"
+        # ana answers herself
+        choice = next(x for x in a.view["legal"] if x["do"] == "accept")
+        await act(a, choice)
+        for message in await drain(a):
+            message["_at"] = vclock.now()
+        assert any(e["type"] == "raise_accepted" and e["team"] == 0 for _, e in events(a))
+        assert not any(e.get("seat") == 2 for _, e in events(a)
+                       if e["type"] in ("raise_accepted", "raise_requested", "vote_cast"))
+        assert not a.errors and not b.errors
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 def test_policy_gives_in_to_a_person_partner_whatever_the_seats() -> None:
     state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=0)
     deck = list(CANONICAL_DECK)

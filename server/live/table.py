@@ -1496,11 +1496,13 @@ class TableActor:
         # each seat the table decides for now (a bot; a disconnected voter, who declines), and
         # the deadline (its own, or its team's vote) covering it
         bots: dict[DeadlineKey, tuple[int, DeadlineKey]] = {}
-        for p in pending(self.state):
+        waiting = pending(self.state)
+        for p in waiting:
             key: DeadlineKey = (("vote", p.seat % 2) if p.team_vote else (p.kind.value, p.seat))
             wanted.setdefault(key, (p.seat, p.kind, p.team_vote))
             covered.setdefault(key, []).append(p.seat)
-            if self.seats[p.seat].bot or self._declines_for(p):
+            if ((self.seats[p.seat].bot and not self._leaves_it_to_partner(p, waiting))
+                    or self._declines_for(p)):
                 bots[(p.kind.value, p.seat)] = (p.seat, key)
         for key in list(self.deadlines):
             if key not in wanted:
@@ -1527,6 +1529,18 @@ class TableActor:
 
     def _deadline_callback(self, token: int) -> Callable[[], None]:
         return lambda: self.post(lambda: self._on_deadline(token))
+
+    def _leaves_it_to_partner(self, p: Pending, waiting: Sequence[Pending]) -> bool:
+        """In `first` mode the first answer of a team counts: a bot would always answer before
+        its human partner (after its 0.8 s think). It leaves the answer to a partner who is
+        here (connected, not absent) and may answer too; their clock covers it."""
+        if (p.kind is not PendingKind.ANSWER or self.config.seats != 4
+                or self.config.mode is not TeamMode.FIRST):
+            return False
+        partner = (p.seat + 2) % 4
+        return (self.seats[partner].human and self.connected(partner)
+                and partner not in self.absent
+                and any(q.seat == partner and q.kind is PendingKind.ANSWER for q in waiting))
 
     def _declines_for(self, p: Pending) -> bool:
         """RULES.md, Team decisions: a disconnected player's pending vote counts as decline.
