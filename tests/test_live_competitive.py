@@ -89,7 +89,19 @@ async def test_ranked_clock_abandonment_and_settlement(live: Live,
         chain = await fetch_chain(ana, tid)
         assert hand_records(chain)[-1]["end"] == "abandonment"
         verify_chain(chain, live.key)
-        (result,) = settled
+        # "my tables" keeps the latest finished ranked or arena table only (an arena's player
+        # found 133 finished tables there)
+        status, body = await ana.get("/api/tables?mine=1")
+        assert [t["id"] for t in body["tables"]] == [tid]
+        await vclock.advance(1.0)
+        later = await live.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, stake=0)
+        status, _ = await bia.post(f"/api/tables/{later}/leave")
+        assert status == 200
+        status, body = await ana.get("/api/tables?mine=1")
+        assert [t["id"] for t in body["tables"]] == [later]
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert status == 200 and body["table"]["status"] == "finished"
+        result = settled[0]
         assert (result.table_id, result.kind, result.users_by_seat) == (
             tid, TableKind.RANKED, tuple(users))
         assert result.termination is Termination.ABANDONMENT and result.winner_team == 0

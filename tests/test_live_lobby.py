@@ -134,7 +134,11 @@ async def test_training_join_leave_and_close(live: Live) -> None:
         table = await create_table(ana, "argentino", 4, "training")
         tid = table["id"]
         assert table["invite"] is None
-        # training tables are listed for anyone to join
+        # training tables are listed for anyone to join, while someone seated has them open
+        # (a table its owner walked away from would start against an empty seat)
+        status, body = await bia.get("/api/tables")
+        assert tid not in [t["id"] for t in body["tables"]]
+        _owner = await connect(ana, tid, 0)
         status, body = await bia.get("/api/tables")
         (listed,) = [t for t in body["tables"] if t["id"] == tid]
         assert listed["you"] is None and listed["status"] == "open"
@@ -424,6 +428,7 @@ async def test_the_list_shows_no_open_ranked_table(live: Live) -> None:
         ranked = await live.house.create_table(1, "ana", MatchConfig(Variant.PAULISTA, 2),
                                                TableKind.RANKED)
         training = await create_table(ana, "paulista", 2, "training")
+        _page = await connect(ana, training["id"], 0)
         status, body = await bia.get("/api/tables")
         assert status == 200
         assert [t["id"] for t in body["tables"]] == [training["id"]]
@@ -478,6 +483,7 @@ async def test_one_player_cannot_fill_the_lobby_with_tables(live: Live) -> None:
         # refused: nothing written, and the others are not limited by ana's tables
         assert await live.app[POOL].fetchval("SELECT count(*) FROM live_tables") == tables
         mine = await create_table(bia, "paulista", 2, "training")
+        _page = await connect(bia, mine["id"], 0)
         status, body = await caio.get("/api/tables")
         assert status == 200 and mine["id"] in {t["id"] for t in body["tables"]}
         # a table started or left no longer counts: ana may create one again

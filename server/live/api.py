@@ -156,6 +156,9 @@ async def list_tables(request: web.Request) -> web.StreamResponse:
     house = house_of(request)
     mine = request.query.get("mine") in ("1", "true", "yes")
     tables: list[dict[str, Any]] = []
+    # of my finished ranked and arena tables (one match each, no rematch; their results are on
+    # /me), the latest only: an arena's player, taken from table to table, found 133 of them
+    latest_done: tuple[float, dict[str, Any]] | None = None
     for actor in list(house.tables.values()):
         try:
             body = await actor.call(partial(_json_of, actor, user.id))
@@ -163,17 +166,27 @@ async def list_tables(request: web.Request) -> web.StreamResponse:
             continue  # closed meanwhile
         if mine:
             keep = body["you"] is not None and body["status"] != TableStatus.CLOSED.value
+            if keep and actor.kind.competitive and body["status"] == TableStatus.FINISHED.value:
+                if latest_done is None or actor.last_seen > latest_done[0]:
+                    latest_done = (actor.last_seen, body)
+                continue
         else:
             # private tables are joined by invitation: they are not advertised, so their ids
             # (and with them their public records) stay with their players; ranked and arena
-            # tables are seated by the matchmaker alone
+            # tables are seated by the matchmaker alone. A table nobody seated has open (its
+            # owner closed the page) is not offered: a player sitting down would start a
+            # match against an empty seat, cancelled a minute later
             keep = (actor.kind in LISTED_KINDS
                     and body["status"] == TableStatus.OPEN.value
-                    and any(p["name"] is None and not p["bot"] for p in body["players"]))
+                    and any(p["name"] is None and not p["bot"] for p in body["players"])
+                    and any(p["connected"] for p in body["players"]
+                            if p["name"] is not None and not p["bot"]))
         if keep:
             tables.append(body)
         if len(tables) >= house.settings.list_limit:
             break
+    if latest_done is not None and len(tables) < house.settings.list_limit:
+        tables.append(latest_done[1])
     return web.json_response({"tables": tables})
 
 

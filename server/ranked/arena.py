@@ -5,8 +5,9 @@
   table finishes, while the event is running.
 - Pairing (`pair`): the waiting players (joined, not at a table), those waiting longest first
   (free since they joined or their last table ended), then those with fewer games, then in
-  standings order (points, rating, player id): every waiting player gets a turn, where seating the standings' top first let the
-  players just freed take every table while others sat out the whole event. 1v1 takes each
+  standings order (points, rating, player id): every waiting player gets a turn, where
+  seating the standings' top first let the players just freed take every table while others
+  sat out the whole event. 1v1 takes each
   waiting player with the next one in that order who is not the opponent they just met; that
   opponent again only once both have waited `REMATCH_WAIT` (two players who finish together
   would otherwise meet every time while the rest of the arena plays on). 2v2 takes four players
