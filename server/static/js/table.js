@@ -759,7 +759,13 @@ function showError(text, { sticky = false } = {}) {
   node.textContent = text;
   node.hidden = false;
   clearTimeout(showError.timer);
-  if (!sticky) showError.timer = setTimeout(() => { node.hidden = true; }, 6000);
+  if (!sticky) {
+    showError.timer = setTimeout(() => {
+      node.hidden = true;
+      keepAlertsClear();
+    }, 6000);
+  }
+  keepAlertsClear();
 }
 
 // --- words ------------------------------------------------------------------------------------
@@ -1248,6 +1254,7 @@ function render() {
   setText(streak, streak.hidden ? "" : `O relógio agiu por você ${timesInARow(done)}: ${more} e ${loses} a partida por abandono. `
     + "Jogue você mesmo para zerar a contagem.");
   renderFirstDeal(table);
+  keepAlertsClear();
   const rematch = $("rematch");
   rematch.hidden = competitive || table.status !== "finished" || state.seat === null
     || state.seat === undefined;
@@ -1268,6 +1275,22 @@ function render() {
   const leave = $("leave-finished");
   leave.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
   leave.disabled = lobbyPending.has("leave");
+}
+
+/**
+ * On a phone the error, my absence notice and `Estou de volta` stick to the top of the screen
+ * (CSS, `.table-alerts`): what the keyboard focuses is scrolled clear of them (the page's
+ * `scroll-padding-top`, from `--alerts-height`). Their height, 0 where they do not stick; a
+ * request brought into sight (revealRequest) must be below them too.
+ */
+function keepAlertsClear() {
+  const bar = $("table-alerts");
+  const height = getComputedStyle(bar).position === "sticky" ? Math.ceil(bar.getBoundingClientRect().height) : 0;
+  const value = `${height}px`;
+  if (document.documentElement.style.getPropertyValue("--alerts-height") !== value) {
+    document.documentElement.style.setProperty("--alerts-height", value);
+  }
+  return height;
 }
 
 /** "1 vez seguida", "8 vezes seguidas". */
@@ -1482,8 +1505,10 @@ function revealRequest(view) {
   const bar = actions.childElementCount ? actions.getBoundingClientRect() : null;
   // the bar follows the request in the page; stuck to the screen's bottom, it may cover it
   const bottom = bar ? Math.min(window.innerHeight, bar.top) : window.innerHeight;
+  // an error or my absence notice stuck to the screen's top (a phone) may cover it too
+  const top = keepAlertsClear() ? Math.max(0, $("table-alerts").getBoundingClientRect().bottom) : 0;
   // (on a wide screen the bar is not stuck: it must be in sight too)
-  if (box.top >= 0 && box.bottom <= bottom && (!bar || bar.bottom <= window.innerHeight)) return;
+  if (box.top >= top && box.bottom <= bottom && (!bar || bar.bottom <= window.innerHeight)) return;
   $("request").scrollIntoView({ block: "center" });
 }
 
