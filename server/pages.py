@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
@@ -303,10 +303,59 @@ def back_to(page: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]
     return back
 
 
+# /me/hands lists the tables of `GET /api/me/tables` (30 a page, `?before=` its cursor) or one
+# table (`?table=`): the same page of tables, for their matches' seats
+HANDS_TABLES_PAGE: Final = 30
+HANDS_CURSOR: Final = re.compile(r"(0|[1-9][0-9]{0,17})-([0-9a-f]{16})")
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+async def _hands_matches(request: web.Request, user: User) -> dict[str, list[dict[str, Any]]]:
+    """Who sat where in each match at the tables /me/hands lists: a hand record names no player
+    and keeps its scores in seat order, and the page says them from my side, as the table page
+    does. {table: [{number, seat (mine; null when I did not play that match), names (seat order;
+    null for a bot), first_hand, last_hand}]}, for the tables where I played a match (matches
+    started before their players were kept have none)."""
+    asked = request.query.get("table")
+    before = request.query.get("before")
+    table = asked if asked is not None and TABLE_ID.fullmatch(asked) else None
+    cursor: tuple[datetime, str] | None = None
+    if table is None and before is not None and (found := HANDS_CURSOR.fullmatch(before)):
+        try:
+            cursor = (EPOCH + timedelta(microseconds=int(found.group(1))), found.group(2))
+        except OverflowError:
+            return {}
+    rows = await request.app[POOL].fetch(
+        "WITH mine AS ("
+        " SELECT m.table_id, max(m.started_at) AS last_match FROM live_matches m"
+        " WHERE m.players @> ARRAY[$1::bigint] AND ($2::text IS NULL OR m.table_id = $2)"
+        " GROUP BY m.table_id"
+        " HAVING $3::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($3, $4)"
+        " ORDER BY last_match DESC, m.table_id DESC LIMIT $5)"
+        " SELECT m.table_id, m.number, array_position(m.players, $1::bigint) - 1 AS seat,"
+        "  ARRAY(SELECT u.name FROM unnest(m.players) WITH ORDINALITY AS p(id, n)"
+        "        LEFT JOIN users u ON u.id = p.id ORDER BY p.n) AS names,"
+        "  h.first_hand, h.last_hand"
+        " FROM live_matches m JOIN mine ON mine.table_id = m.table_id"
+        " JOIN LATERAL (SELECT min(hand) AS first_hand, max(hand) AS last_hand FROM live_hands"
+        "   WHERE table_id = m.table_id AND match_number = m.number) h ON true"
+        " WHERE m.players IS NOT NULL AND h.first_hand IS NOT NULL"
+        " ORDER BY m.table_id, m.number",
+        user.id, table, None if cursor is None else cursor[0],
+        None if cursor is None else cursor[1], HANDS_TABLES_PAGE)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        out.setdefault(row["table_id"], []).append({
+            "number": row["number"], "seat": row["seat"], "names": list(row["names"]),
+            "first_hand": row["first_hand"], "last_hand": row["last_hand"]})
+    return out
+
+
 async def my_hands(request: web.Request) -> web.Response:
-    if current_user(request) is None:
+    user = current_user(request)
+    if user is None:
         return _login_wall(request)
-    return render(request, "hands.html")
+    return render(request, "hands.html", matches=await _hands_matches(request, user))
 
 
 def _password_error_pt(exc: AccountError, new: object) -> FormError:

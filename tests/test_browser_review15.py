@@ -14,10 +14,16 @@ from playwright.async_api import Browser, Page, expect
 from tests.test_browser_table_ux import ReviewTable, paulista_1x1
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     DESKTOP,
+    PASSWORD,
     LiveServer,
+    Policy,
     browser_fixture,
+    create_table,
     live_server_fixture,
+    new_page,
+    play_hand,
     screenshot,
+    signup,
 )
 from tests.test_browser_views import open_table
 
@@ -85,4 +91,61 @@ async def test_on_a_phone_the_absence_notice_the_way_back_and_errors_are_in_sigh
     notice = await page.locator("#notice").bounding_box()
     board = await page.locator("#board").bounding_box()
     assert notice is not None and board is not None and notice["y"] < board["y"]
+    await page.context.close()
+
+
+# --- 2. /me/hands and the lobby's "Suas mesas" say scores from my side ---------------------------
+
+
+async def test_my_hands_and_my_tables_say_the_score_from_my_side(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the review: at seat 2, "Partida 1 (terminada em 6 x 14)", "Mão 7 — 6 x 11 → 6 x 14" and
+    # "placar 6 x 14" where the table page says "Você 14 x 6 eva1"
+    page = await new_page(browser, live_server, DESKTOP)
+    await signup(page, live_server, "lado_2")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Mudar para o lugar 2").click()
+    await expect(page.locator("#seat-list")).to_contain_text("Lugar 2: lado_2 (você)")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    score = [0, 0]
+    hands = 0
+    while score[0] == score[1]:  # a tied hand scores nobody: until the order shows
+        hands = await play_hand(page, Policy())
+        # my side first on the table page: "Você: 1", "Robô 1: 0"
+        score = [int(await page.locator(f"#score-{team}").text_content() or "0")
+                 for team in (1, 0)]
+    assert hands <= 6
+    mine, theirs = score
+    await expect(page.locator("#summary-score")).to_have_text(
+        f"Placar: Você {mine} x {theirs} Robô 1")
+
+    await page.goto(live_server.url("/"))
+    item = page.locator(f'#my-tables li[data-table="{table_id}"]')
+    await expect(item).to_contain_text(f"placar: Você {mine} x {theirs} Robô 1")
+
+    await page.goto(live_server.url("/me/hands"))
+    section = page.locator(f'#hands-list section[data-table="{table_id}"]')
+    await expect(section.locator("h3.match-title")).to_have_text(
+        "Partida 1 — Você x Robô 1 (em andamento)")
+    last = section.locator(f'.hand-list li[data-hand="{hands}"]')
+    await expect(last).to_contain_text(f"→ {mine} x {theirs}")
+    await expect(section.locator('.hand-list li[data-hand="1"]')).to_contain_text("Mão 1 — 0 x 0 →")
+    await screenshot(page, "my-hands-my-side")
+    await page.context.close()
+
+    # another browser (none of this one's kept hands): the server says where I sat
+    page = await new_page(browser, live_server, DESKTOP)
+    await page.goto(live_server.url("/"))
+    await page.locator("#login-name").fill("lado_2")
+    await page.locator("#login-password").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar").click()
+    await expect(page.get_by_role("heading", name="Mesas", exact=True)).to_be_visible()
+    for address in ("/me/hands", f"/me/hands?table={table_id}"):
+        await page.goto(live_server.url(address))
+        section = page.locator(f'#hands-list section[data-table="{table_id}"]')
+        await expect(section.locator("h3.match-title")).to_have_text(
+            "Partida 1 — Você x Robô 1 (em andamento)")
+        await expect(section.locator(f'.hand-list li[data-hand="{hands}"]')).to_contain_text(
+            f"→ {mine} x {theirs}")
     await page.context.close()

@@ -1,11 +1,69 @@
 // My past hands: the tables I sit at (lobby API) and the hands this browser played (kept
 // locally with my entropy), each with its public signed record.
 
-import { api, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, VARIANT_NAME } from "./common.js";
+import { api, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, playerName, VARIANT_NAME } from "./common.js";
 
 const MAX_TABLES = 30;
 const status = document.getElementById("hands-status");
 const list = document.getElementById("hands-list");
+
+// Who sat where in each match at the tables this page lists, from the server (`data-matches`:
+// {table: [{number, seat (mine, null when I was not seated), names (seat order, null for a
+// bot), first_hand, last_hand}]}); a record names no player, and scores are kept in seat order
+const MATCHES = (() => {
+  try {
+    const data = JSON.parse(list.dataset.matches ?? "{}");
+    return data !== null && typeof data === "object" ? data : {};
+  } catch {
+    return {};
+  }
+})();
+
+/** Who played `record`'s match and where I sat, or null when nobody can say: the server's
+ * seats, else the seat this browser kept when it played the hand. */
+function sidesOf(record) {
+  const match = (MATCHES[record.table] ?? []).find((m) => m.first_hand <= record.hand && record.hand <= m.last_hand);
+  const kept = playedHands().find((h) => h.table === record.table && h.hand === record.hand);
+  const seat = Number.isInteger(match?.seat) ? match.seat : Number.isInteger(kept?.seat) ? kept.seat : null;
+  const names = Array.isArray(match?.names) && match.names.length === record.seats ? match.names : null;
+  if (seat === null && names === null) return null;
+  return { seat, names };
+}
+
+/** A seat's player, as the table page names them: "Você", a name, "Robô 2" for a bot. */
+function seatLabel(sides, seat) {
+  if (seat === sides.seat) return "Você";
+  if (!sides.names) return null;
+  return playerName({ seat, name: sides.names[seat], bot: sides.names[seat] === null });
+}
+
+/** The team whose score comes first: mine when I played, else team 0 (the table page's order). */
+function firstTeam(sides) {
+  return sides?.seat === null || sides?.seat === undefined ? 0 : sides.seat % 2;
+}
+
+/** The two sides, mine first: "Você x eva1", "Você e ana x bia e Robô 4" (names unknown: "Você x
+ * adversário", "Nós x Eles"). */
+function sidesText(sides, seats) {
+  const first = firstTeam(sides);
+  const team = (t) => {
+    const labels = Array.from({ length: seats }, (_, s) => s).filter((s) => s % 2 === t).map((s) => seatLabel(sides, s));
+    if (labels.some((label) => label === null)) {
+      if (seats === 2) return t === first ? "Você" : "adversário";
+      return t === first ? "Nós" : "Eles";
+    }
+    // my partner after me; a side without me in the table's seat order
+    labels.sort((a, b) => (b === "Você") - (a === "Você"));
+    return labels.join(" e ");
+  };
+  return `${team(first)} x ${team(1 - first)}`;
+}
+
+/** A score, my side first when I played there (seat order otherwise). */
+function score(pair, sides) {
+  const first = firstTeam(sides);
+  return `${pair[first]} x ${pair[1 - first]}`;
+}
 
 async function chain(tableId) {
   const response = await fetch(`/tables/${tableId}/chain`, { headers: { Accept: "application/json" } });
@@ -14,12 +72,12 @@ async function chain(tableId) {
   return Array.isArray(entries) ? entries.filter((e) => e && e.kind === "hand") : [];
 }
 
-function handRow(record) {
+function handRow(record, sides) {
   const mine = myContribution(record.table, record.hand);
   const end = record.end === "completed" ? "" : ` (${record.end === "abandonment" ? "abandono" : "cancelada"})`;
   return el("li", { dataset: { table: record.table, hand: record.hand } },
     el("a", { href: `/h/${record.table}/${record.hand}` }, `Mão ${record.hand}`),
-    ` — ${record.score_before[0]} x ${record.score_before[1]} → ${record.score_after[0]} x ${record.score_after[1]}${end}`,
+    ` — ${score(record.score_before, sides)} → ${score(record.score_after, sides)}${end}`,
     mine ? el("span", { class: "badge" }, "minha entropia guardada") : "");
 }
 
@@ -39,13 +97,19 @@ function matches(records) {
   return out;
 }
 
-function matchTitle(hands, number) {
+/** "Partida 1 — Você x eva1 (terminada em 14 x 6: você venceu)": the sides named, mine first
+ * (as the table page says a score); without knowing who played, the seats' order, unnamed. */
+function matchTitle(hands, number, sides) {
   const last = hands[hands.length - 1];
-  const final = `${last.score_after[0]} x ${last.score_after[1]}`;
-  const how = last.end === "abandonment" ? `terminada por abandono, ${final}`
+  const final = score(last.score_after, sides);
+  const winner = last.match_winner;
+  const mine = sides?.seat === null || sides?.seat === undefined ? null : sides.seat % 2;
+  const result = winner === null || winner === undefined || mine === null ? ""
+    : `: ${last.seats === 4 ? "a sua dupla" : "você"} ${winner === mine ? "venceu" : "perdeu"}`;
+  const how = last.end === "abandonment" ? `terminada por abandono, ${final}${result}`
     : last.end === "cancelled" ? "cancelada"
-      : last.match_winner !== null && last.match_winner !== undefined ? `terminada em ${final}` : "em andamento";
-  return `Partida ${number} (${how})`;
+      : winner !== null && winner !== undefined ? `terminada em ${final}${result}` : "em andamento";
+  return sides ? `Partida ${number} — ${sidesText(sides, last.seats)} (${how})` : `Partida ${number} (${how})`;
 }
 
 /** The offline command for a table's chain, pinned to the house's published keys, the current
@@ -104,9 +168,13 @@ async function load() {
         " · offline: ", el("code", { class: "cli-command" }, chainCommand(id, houseKeys))),
       // newest match first, each match's hands newest first, unnumbered: list numbers would
       // fight the hand numbers ("1. Mão 5")
-      matches(records).map((hands, i) => [hands, i + 1]).reverse().map(([hands, number]) => [
-        el("h3", { class: "match-title" }, matchTitle(hands, number)),
-        el("ul", { class: "hand-list" }, hands.slice().reverse().map(handRow))]).flat()));
+      matches(records).map((hands, i) => [hands, i + 1]).reverse().map(([hands, number]) => {
+        // who played the match: its last hand's seats (a match is played in the same seats)
+        const sides = sidesOf(hands[hands.length - 1]);
+        return [
+          el("h3", { class: "match-title" }, matchTitle(hands, number, sides)),
+          el("ul", { class: "hand-list" }, hands.slice().reverse().map((record) => handRow(record, sides)))];
+      }).flat()));
   }
   list.replaceChildren(...sections);
   status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público${asked ? ` da mesa ${asked}` : ""}.`

@@ -55,10 +55,26 @@ function openTableItem(table) {
     el("div", { class: "buttons" }, buttons), error);
 }
 
+/** The score as the table page says it, my side first: "Você 14 x 6 eva1" (1x1), "Nós 3 x 5
+ * Eles" (2x2); team 0 first only when I have no seat there. */
+function scoreText(table) {
+  const mine = Number.isInteger(table.you) ? table.you % 2 : null;
+  const first = mine ?? 0;
+  const side = (team) => {
+    if (table.seats === 2) {
+      const player = table.players.find((p) => p.seat === team);
+      return team === mine ? "Você" : playerName(player ?? { seat: team, name: null });
+    }
+    if (mine === null) return `Dupla ${team === 0 ? "A" : "B"}`;
+    return team === mine ? "Nós" : "Eles";
+  };
+  return `${side(first)} ${table.score[first]} x ${table.score[1 - first]} ${side(1 - first)}`;
+}
+
 function myTableItem(table) {
   return el("li", { class: "table-item", dataset: { table: table.id } },
     el("p", {}, el("a", { href: `/t/${table.id}` }, `Mesa ${table.id}`), " — ", describe(table)),
-    el("p", { class: "muted" }, "Na mesa: ", who(table), ` · placar ${table.score[0]} x ${table.score[1]}`));
+    el("p", { class: "muted" }, "Na mesa: ", who(table), ` · placar: ${scoreText(table)}`));
 }
 
 /** A list holding the keyboard focus (or a pressed join) is left alone until the next refresh. */
