@@ -25,7 +25,8 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     screenshot,
     signup,
 )
-from tests.test_browser_views import open_table
+from tests.test_browser_views import dealt, open_table
+from truco import Action, ActionKind, MatchConfig, Variant, new_match, parse_card, start_hand
 
 PHONE = {"width": 390, "height": 844}
 
@@ -148,4 +149,50 @@ async def test_my_hands_and_my_tables_say_the_score_from_my_side(
             "Partida 1 — Você x Robô 1 (em andamento)")
         await expect(section.locator(f'.hand-list li[data-hand="{hands}"]')).to_contain_text(
             f"→ {mine} x {theirs}")
+    await page.context.close()
+
+
+# --- 3. 1x1 tables use no team words; the lobby counts its tables ---------------------------------
+
+
+async def test_a_1x1_says_no_dupla_and_names_the_one_other_player(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the lobby: "Sentar no lugar 2 (dupla B)" at a 1x1, "2 mesa(s) com lugar livre"
+    owner = await new_page(browser, live_server, DESKTOP)
+    await signup(owner, live_server, "dono_1x1")
+    first = await create_table(owner, "paulista", 2, "training")
+    guest = await new_page(browser, live_server, DESKTOP)
+    await signup(guest, live_server, "visita_1x1")
+    status = guest.locator("#lobby-status")
+    await expect(status).to_have_text("1 mesa com lugar livre.")
+    item = guest.locator(f'#lobby-tables li[data-table="{first}"]')
+    await expect(item.get_by_role("button")).to_have_text(["Sentar no lugar 2"])
+    # (a table is listed while its owner has it open: a second tab)
+    second = await owner.context.new_page()
+    await second.goto(live_server.url("/"))
+    await create_table(second, "mineiro", 4, "training")
+    await expect(status).to_have_text("2 mesas com lugar livre.", timeout=10_000)
+    # a 2x2 seat still says its dupla
+    await expect(guest.get_by_role("button", name="Sentar no lugar 2 (dupla B)")).to_be_visible()
+    await owner.context.close()
+    await guest.context.close()
+
+    # Argentino 1x1: the bot (mano) sings 26, I do not sing: it said "os outros: son buenas"
+    state = new_match(MatchConfig(Variant.ARGENTINO, 2), first_dealer=0)
+    state, _ = start_hand(state, dealt(0, [["7C", "4D", "KS"], ["6H", "QH", "2S"]]))
+    table = ReviewTable(state, seat=0, names=["buenas_eu", "bot"])
+    page = await open_table(live_server, browser, table, "buenas_eu")
+    assert table.ws is not None
+    table.play(table.ws, Action(1, ActionKind.ENVIDO))
+    await page.get_by_role("button", name="Quiero (envido)", exact=True).click()
+    log = page.locator("#log")
+    await expect(log).to_contain_text(
+        "Envido querido (envido): Robô 2 26; você: son buenas. Robô 2 ganha 2 pontos.")
+    table.play(table.ws, Action(1, ActionKind.PLAY, card=parse_card("2S")))
+    await page.get_by_role("button", name="Ir al mazo").click()
+    await expect(page.locator("#summary-envido")).to_contain_text(
+        "Envido — querido: Robô 2 26; o seu tanto não foi cantado (son buenas).")
+    text = (await log.text_content() or "") + (await page.locator("#summary").text_content() or "")
+    assert "os outros" not in text and "dupla" not in text, text
     await page.context.close()

@@ -301,7 +301,7 @@ async def test_argentino_envido_by_name_with_its_worth_and_totals(
         " Robô 2 marcou 1 ponto nesta mão: 1 na mão (você foi al mazo)."
     )
     await expect(summary).to_contain_text(
-        "Envido, envido — querido: Você 33; os outros tantos não foram cantados (son buenas)."
+        "Envido, envido — querido: Você 33; o tanto de Robô 2 não foi cantado (son buenas)."
     )
     await expect(page.locator("#scoreboard")).to_contain_text("(1 mala)")
     # no engine codes, no Brazilian vote words in an Argentino 1x1 log

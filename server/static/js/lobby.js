@@ -48,7 +48,8 @@ function openTableItem(table) {
           button.disabled = false;
         }
       },
-    }, `Sentar no lugar ${p.seat + 1} (dupla ${p.seat % 2 === 0 ? "A" : "B"})`));
+    // 1x1 has no teams: only 2x2 seats say their dupla
+    }, `Sentar no lugar ${p.seat + 1}${table.seats === 4 ? ` (dupla ${p.seat % 2 === 0 ? "A" : "B"})` : ""}`));
   return el("li", { class: "table-item", dataset: { table: table.id } },
     el("p", {}, el("strong", {}, describe(table)), " — dono: ", table.owner ?? "?"),
     el("p", { class: "muted" }, "Na mesa: ", who(table)),
@@ -93,7 +94,8 @@ async function refresh() {
     }
     const others = open.tables.filter((t) => !myIds.has(t.id));
     if (!busy(openList)) openList.replaceChildren(...others.map(openTableItem));
-    status.textContent = others.length === 0 ? "Nenhuma mesa esperando jogadores agora: crie uma!" : `${others.length} mesa(s) com lugar livre.`;
+    status.textContent = others.length === 0 ? "Nenhuma mesa esperando jogadores agora: crie uma!"
+      : `${others.length} ${others.length === 1 ? "mesa" : "mesas"} com lugar livre.`;
   } catch (err) {
     status.textContent = `Não foi possível carregar as mesas: ${err.message}`;
   }

@@ -1034,7 +1034,7 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       log(`${byVote ? teamName(event.team) : seatName(event.seat)} cantou ${envidoChain(event.chain.slice(-1))}!${event.chain.length > 1 ? ` (${envidoChain(event.chain)})` : ""}`);
       break;
     case "envido_accepted":
-      log(`Envido querido (${envidoChain(event.chain)}): ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}${event.tantos.length < (view?.seats ?? seatCount()) ? "; os outros: son buenas" : ""}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
+      log(`Envido querido (${envidoChain(event.chain)}): ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}${quietTantos(event.tantos, view?.seats ?? seatCount(), "log")}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
       break;
     case "envido_declined":
       log(`Envido no querido (${envidoChain(event.chain)}): ${teamName(event.team)} marca ${pointsText(event.points)}.`);
@@ -1057,6 +1057,19 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
     default:
       break;
   }
+}
+
+/**
+ * The tantos nobody sang (son buenas: never shown), after the sung ones. 2x2 says "os outros";
+ * 1x1 has one other player, named: the log's `; você: son buenas`, the summary's `; o tanto de
+ * Robô 2 não foi cantado (son buenas)`.
+ */
+function quietTantos(tantos, seats, where) {
+  if (tantos.length >= seats) return "";
+  if (seats !== 2) return where === "log" ? "; os outros: son buenas" : "; os outros tantos não foram cantados (son buenas)";
+  const quiet = [0, 1].find((seat) => !tantos.some((t) => t.seat === seat));
+  if (where === "log") return `; ${seatMid(quiet)}: son buenas`;
+  return `; ${quiet === state.seat ? "o seu tanto" : `o tanto de ${seatName(quiet)}`} não foi cantado (son buenas)`;
 }
 
 /**
@@ -1103,7 +1116,7 @@ function showSummary(view, handNumber) {
     const chain = capitalized(envidoChain(hand.envido.chain));
     if (e.accepted) {
       // every tanto the table sang; the others said "son buenas" and are never shown
-      const quiet = e.tantos.length < hand.players.length ? "; os outros tantos não foram cantados (son buenas)" : "";
+      const quiet = quietTantos(e.tantos, hand.players.length, "summary");
       parts.push(el("p", { id: "summary-envido" }, `${chain} — querido: `,
         e.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", "), quiet,
         `. ${seatName(e.winner_seat)} ganhou ${pointsText(e.points)}.`));
