@@ -6,7 +6,7 @@ see it, forged CSRF, and an overturn that gives back rating, chips and pause exa
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -361,6 +361,8 @@ async def test_one_place_at_a_time_and_a_duo_needs_an_eligible_partner(house: Ho
     await settle_abandonment(house, "00000000000000f2", [caio.id, op.id], 1)
     resp = await caio.post("/api/ranked/queue", duo | {"partner": "judge"})
     assert resp.status == 409 and (await resp.json())["error"] == "partner_paused"
+    # how long the judge's pause runs is the judge's business (a review probed it by name)
+    assert (await resp.json())["message"] == "Your partner is paused from ranked play."
     assert (await caio.json("/api/ranked/queue"))["queue"]["state"] == "idle"
     assert (await op.json("/api/ranked/queue"))["queue"]["state"] == "inviting"
 
@@ -996,9 +998,40 @@ async def test_the_invited_partner_sees_the_invitation_and_accepts_it(house: Hou
     await caio.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "bob"})
     assert len((await bob.json("/api/ranked/queue"))["queue"]["invitations"]) == 1
     await house.clock.advance(601)
-    assert (await caio.json("/api/ranked/queue"))["queue"]["state"] == "idle"
+    lapsed = (await caio.json("/api/ranked/queue"))["queue"]
+    assert lapsed["state"] == "idle"
+    assert lapsed["news"] == {"kind": "expired", "who": "bob", "text": (
+        "Seu convite para bob jogar em dupla expirou: ficou 10 min sem resposta.")}
     assert (await bob.json("/api/ranked/queue"))["queue"]["invitations"] == []
     assert "convidou você" not in await (await bob.get("/ranked")).text()
+
+
+async def test_a_player_whose_queue_page_is_closed_leaves_the_queue(house: House) -> None:
+    # a review's player closed the queue's tab: the ticket stayed for ever, across restarts,
+    # and was paired into a table nobody would play
+    ana, gil, caio = await house.players("ana", "gil", "caio")
+    service = house.app[RANKED]
+    service.settings = replace(service.settings, tick=10.0)  # fewer rounds to run
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    # a page that polls (every 2 s, or once a minute when the browser hides the tab) stays
+    for _ in range(5):
+        await house.clock.advance(60)
+        assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "queued"
+    # a duo of which one page is gone: both leave, each told why
+    await caio.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "gil"})
+    await gil.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "caio"})
+    for _ in range(3):
+        await house.clock.advance(50)
+        assert (await caio.json("/api/ranked/queue"))["queue"]["state"] == "queued"
+        await ana.json("/api/ranked/queue")
+    await house.clock.advance(40)  # gil's page: gone 190 s
+    told = (await caio.json("/api/ranked/queue"))["queue"]
+    assert told["state"] == "idle" and told["news"]["kind"] == "partner_away"
+    assert told["news"]["text"].startswith("gil, da sua dupla, fechou a página da fila")
+    back = (await gil.json("/api/ranked/queue"))["queue"]
+    assert back["state"] == "idle" and back["news"]["kind"] == "away"
+    assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "queued"
+    assert await house.pool.fetchval("SELECT count(*) FROM ranked_queue_tickets") == 1
 
 
 async def test_the_queue_says_when_nobody_is_within_the_window(house: House) -> None:

@@ -52,6 +52,7 @@ from server.ranked.service import (
     INVITATION_LIFETIME,
     MAX_ARENA,
     MAX_ARENA_LEAD,
+    QUEUE_PRESENCE,
     RANKED,
     ArenaEvent,
     News,
@@ -370,6 +371,7 @@ def _range_notice(service: RankedService, user: int) -> str | None:
 
 async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
     service = _service(request)
+    service.seen(user.id)  # the page (or client) asking is open: the ticket stays
     status = service.status(user.id)
     sizes = service.queue_sizes()
     now = service.clock.now()
@@ -424,13 +426,24 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
 
 
 def _news_pt(news: News, who: str) -> str:
-    if news.kind is NewsKind.DECLINED:
-        return f"{who} recusou o seu convite para jogar em dupla."
-    if news.kind is NewsKind.PARTNER_LEFT:
-        return (f"{who}, da sua dupla, saiu da fila ranqueada, e a dupla saiu junto: entre de "
-                "novo na fila, sozinho ou com outra dupla.")
-    return (f"{who} desistiu da mesa que tinha sido formada: você voltou à fila, com o tempo de "
-            "espera que já tinha.")
+    minutes = round(QUEUE_PRESENCE / 60)
+    return {
+        NewsKind.DECLINED: f"{who} recusou o seu convite para jogar em dupla.",
+        NewsKind.EXPIRED: (f"Seu convite para {who} jogar em dupla expirou: ficou 10 min sem "
+                           "resposta."),
+        NewsKind.PARTNER_LEFT: (f"{who}, da sua dupla, saiu da fila ranqueada, e a dupla saiu "
+                                "junto: entre de novo na fila, sozinho ou com outra dupla."),
+        NewsKind.TABLE_UNDONE: (f"{who} desistiu da mesa que tinha sido formada: você voltou à "
+                                "fila, com o tempo de espera que já tinha."),
+        NewsKind.AWAY: (f"Você saiu da fila: a página da fila ficou fechada por mais de "
+                        f"{minutes} min (a fila precisa dela aberta para saber que você está "
+                        "aí)."),
+        NewsKind.PARTNER_AWAY: (f"{who}, da sua dupla, fechou a página da fila por mais de "
+                                f"{minutes} min: a dupla saiu da fila. Entre de novo, sozinho "
+                                "ou com outra dupla."),
+        NewsKind.BUSY: ("Você saiu da fila: quando a sua mesa ranqueada foi formada, você "
+                        "estava jogando em outra mesa (ou não podia mais jogar a ranqueada)."),
+    }[news.kind]
 
 
 async def _decline(request: web.Request, user: User, body: Mapping[str, Any]) -> None:

@@ -279,8 +279,12 @@ class NewsKind(StrEnum):
     """What happened to a player's place in ranked play that they did not do themselves."""
 
     DECLINED = "declined"  # the player they invited declined the invitation
+    EXPIRED = "expired"  # their invitation lapsed unanswered
     PARTNER_LEFT = "partner_left"  # their duo partner left the queue: the duo left with them
     TABLE_UNDONE = "table_undone"  # a player left the table formed for them: back in the queue
+    AWAY = "away"  # their queue page was closed too long: out of the queue (their duo too)
+    PARTNER_AWAY = "partner_away"  # their duo partner's page was closed too long
+    BUSY = "busy"  # paired while playing at another table (or no longer eligible): out
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +296,10 @@ class News:
 
 # how long a player's page keeps saying what happened to their place (or until they queue again)
 NEWS_LIFETIME = 10 * 60.0
+# a queued player whose queue page (or API client) has not asked for their status this long has
+# gone (a closed tab stayed queued for ever, across restarts): their ticket leaves. Browsers slow
+# the timers of a hidden tab to once a minute: well above that
+QUEUE_PRESENCE = 3 * 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,6 +360,9 @@ class RankedService:
         # what happened to a player's place that they did not do (memory only: a restart
         # forgets it, as it forgets invitations)
         self.news: dict[int, News] = {}
+        # when each player last asked for their queue status (`seen`); a start counts for all
+        self.last_seen: dict[int, float] = {}
+        self._started_at = clock.now()
         self.formed: list[FormedTable] = []
         self.seated: dict[int, str] = {}  # user -> ranked table id
         self.seated_queues: dict[str, QueueKey] = {}  # ranked table id -> the queue it came from
@@ -504,7 +515,9 @@ class RankedService:
         soon = now + self.settings.tick
         if self.matchmaker.tickets or (self.formed and self.launcher is not None):
             return soon
-        times: list[float] = []
+        # an invitation's lapse is said to its inviter
+        times: list[float] = [i.at + INVITATION_LIFETIME + self.settings.tick
+                              for i in self.invitations.values()]
         for event in self.arenas.values():
             arena = event.arena
             if event.recorded:
@@ -648,6 +661,7 @@ class RankedService:
             await self.eligible(user, self.settings.stake)
             now = self.clock.now()
             self.news.pop(user, None)
+            self.last_seen[user] = now
             if partner is None:
                 rating = await self._rating(user, key)
                 self._enqueue(key, [(user, rating)], now)
@@ -658,6 +672,7 @@ class RankedService:
                 invited = self.invitations.get(partner)
                 if invited is None or invited.partner != user or invited.key != key:
                     self.invitations[user] = Invitation(user, partner, key, now)
+                    self._wake()  # rounds run while it waits: its lapse is said
                     return self.status(user)
                 duo = [(partner, await self._rating(partner, key)),
                        (user, await self._rating(user, key))]
@@ -673,7 +688,12 @@ class RankedService:
         try:
             await self.eligible(partner, self.settings.stake)
         except RankedError as exc:
-            raise RankedError(f"partner_{exc.code}", f"Your partner: {exc.message}") from exc
+            # without the details (how long their pause runs, their chips): theirs, not yours
+            said = {"paused": "Your partner is paused from ranked play.",
+                    "insufficient_chips": "Your partner has fewer chips than the stake."}
+            raise RankedError(f"partner_{exc.code}",
+                              said.get(exc.code, "Your partner cannot play ranked now.")
+                              ) from exc
 
     def _undo_queue(self) -> Callable[[], None]:
         """Puts the queues back as they are now."""
@@ -740,6 +760,24 @@ class RankedService:
             self.news[inviter] = News(NewsKind.DECLINED, user, self.clock.now())
             log.info("ranked_invitation_declined", extra={"user": user, "inviter": inviter})
 
+    def seen(self, user: int) -> None:
+        """The player asked for their queue status: their page is open (`QUEUE_PRESENCE`)."""
+        self.last_seen[user] = self.clock.now()
+
+    def _drop_gone(self, now: float) -> None:
+        """Tickets with a player whose page has been closed for `QUEUE_PRESENCE` leave."""
+        for ticket in list(self.matchmaker.tickets):
+            gone = [p for p in ticket.players
+                    if now - self.last_seen.get(p, self._started_at) > QUEUE_PRESENCE]
+            if not gone:
+                continue
+            self.matchmaker, _ = self.matchmaker.leave(gone[0])
+            for player in ticket.players:
+                self.news[player] = News(NewsKind.AWAY, player, now) if player in gone \
+                    else News(NewsKind.PARTNER_AWAY, gone[0], now)
+            log.info("ranked_queue_gone", extra={"players": list(ticket.players),
+                                                 "gone": gone})
+
     def news_for(self, user: int) -> News | None:
         """What happened to this player's place lately that they did not do (`News`)."""
         news = self.news.get(user)
@@ -753,6 +791,7 @@ class RankedService:
         for user, invitation in list(self.invitations.items()):
             if now - invitation.at > INVITATION_LIFETIME:
                 del self.invitations[user]
+                self.news[user] = News(NewsKind.EXPIRED, invitation.partner, now)
 
     def queue_sizes(self) -> dict[QueueKey, int]:
         sizes: dict[QueueKey, int] = {}
@@ -767,6 +806,7 @@ class RankedService:
         async with self._lock:
             now = self.clock.now()
             self._expire_invitations()
+            self._drop_gone(now)
             self.matchmaker, matches = self.matchmaker.pair(now)
             for made in matches:
                 self.formed.append(FormedTable(TableKind.RANKED, made.key.variant, made.seating,
@@ -843,11 +883,18 @@ class RankedService:
         if not refused:
             return True
         self.formed.remove(formed)
+        now = self.clock.now()
         for ticket in formed.match.tickets:
             if not refused & set(ticket.players):
                 self.matchmaker = self.matchmaker.enqueue(
                     ticket.key, list(zip(ticket.players, ticket.ratings, strict=True)),
                     ticket.joined_at)
+                for player in ticket.players:
+                    self.news[player] = News(NewsKind.TABLE_UNDONE, min(refused), now)
+            else:
+                for player in ticket.players:
+                    self.news[player] = (News(NewsKind.BUSY, player, now) if player in refused
+                                         else News(NewsKind.PARTNER_LEFT, min(refused), now))
         log.info("ranked_table_dropped", extra={"refused": sorted(refused)})
         return False
 
