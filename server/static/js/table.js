@@ -844,9 +844,15 @@ function pointsText(points) {
 }
 
 function malasBuenas(points) {
-  // Argentino's 30 are counted as 15 malas, then 15 buenas (display only)
+  // Argentino's 30 are counted as 15 malas, then 15 buenas (display only): 30 is the 15th buena,
+  // the match's end; an envido may carry the score past it, never to a 16th buena
   if (points <= 15) return `${points} ${points === 1 ? "mala" : "malas"}`;
-  return `${points - 15} ${points - 15 === 1 ? "buena" : "buenas"}`;
+  return `${Math.min(points, 30) - 15} ${points - 15 === 1 ? "buena" : "buenas"}`;
+}
+
+/** Argentino's score in words: malas / buenas, and past 30 the total too ("31 pontos (15 buenas)"). */
+function argentinoPoints(points) {
+  return points > 30 ? `${points} pontos (${malasBuenas(points)})` : malasBuenas(points);
 }
 
 /** Points the other side scores when the team at mão de onze / dez runs (RULES.md). */
@@ -1143,7 +1149,7 @@ function showSummary(view, handNumber) {
 /** A score with its sides named, mine first when I sit at the table ("Você 12 x 0 Robô 2", "Nós 3 x 5 Eles"). */
 function scoreText(score) {
   const first = seated() ? teamOf(state.seat) : 0;
-  const points = (team) => (variant() === "argentino" ? malasBuenas(score[team]) : String(score[team]));
+  const points = (team) => (variant() === "argentino" ? argentinoPoints(score[team]) : String(score[team]));
   return `${teamShort(first)} ${points(first)} x ${points(1 - first)} ${teamShort(1 - first)}`;
 }
 
