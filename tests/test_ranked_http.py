@@ -1034,6 +1034,36 @@ async def test_a_player_whose_queue_page_is_closed_leaves_the_queue(house: House
     assert await house.pool.fetchval("SELECT count(*) FROM ranked_queue_tickets") == 1
 
 
+async def test_invitations_that_cannot_be_accepted_are_refused_or_lapse(
+        staffed: House) -> None:
+    house = staffed
+    ana, bia, caio, duda = await house.players("ana", "bia", "caio", "duda")
+    op = await house.player("judge", operator=True)
+    # duda is in an arena: she could not accept, so inviting her is refused at once
+    arena = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2},
+                           status=201))["arena"]["id"]
+    assert (await duda.post(f"/api/ranked/arenas/{arena}/join", {})).status == 200
+    body = await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 4,
+                                                "partner": "duda"}, status=409)
+    assert body["error"] == "partner_in_arena"
+    # crossed invitations: bia invited ana to Mineiro; ana's invitation to another queue
+    # is refused (both sat waiting), with what to do
+    await bia.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "ana"})
+    body = await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 4,
+                                                "partner": "bia"}, status=409)
+    assert body["error"] == "crossed_invitation"
+    page = await (await ana.post("/ranked/queue", form={"variant": "paulista", "seats": "4",
+                                                        "partner": "bia"})).text()
+    assert "já convidou você para outra fila" in page
+    # caio invited ana too; ana queues with bia instead: caio's invitation lapses, and he is told
+    await caio.json("/api/ranked/queue", {"variant": "paulista", "seats": 4, "partner": "ana"})
+    await ana.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "bia"})
+    told = (await caio.json("/api/ranked/queue"))["queue"]
+    assert told["state"] == "idle" and told["news"]["kind"] == "taken"
+    assert told["news"]["text"].startswith("ana entrou na fila sem você")
+    assert (await ana.json("/api/ranked/queue"))["queue"]["invitations"] == []
+
+
 async def test_the_queue_says_when_nobody_is_within_the_window(house: House) -> None:
     ana, bia, caio = await house.players("ana", "bia", "caio")
     await house.rate(ana, 1500)

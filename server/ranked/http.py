@@ -135,6 +135,10 @@ ERROR_PT: Final = {
     "partner_paused": ("A sua dupla está suspensa da fila ranqueada e da arena por abandonos "
                        "repetidos."),
     "partner_insufficient_chips": "A sua dupla não tem fichas suficientes para a aposta.",
+    "partner_in_arena": ("A sua dupla está numa arena: ela não pode aceitar um convite para a "
+                         "fila ranqueada antes de sair dela."),
+    "crossed_invitation": ("Essa pessoa já convidou você para outra fila: aceite ou recuse o "
+                           "convite dela (na lista de convites) antes de convidá-la."),
     "in_arena": "Você já está numa arena (ou numa mesa dela): saia dela antes.",
     "at_table": ("Você está jogando uma partida em outra mesa: termine-a ou saia dela antes de "
                  "entrar na fila ranqueada ou na arena."),
@@ -165,7 +169,8 @@ _STATUS_BY_CODE: Final = {
     "not_found": 404, "unknown_arena": 404, "unknown_user": 404, "forbidden": 403,
     "already_queued": 409, "not_queued": 409, "no_invitation": 409, "paused": 409,
     "insufficient_chips": 409,
-    "partner_paused": 409, "partner_insufficient_chips": 409, "in_arena": 409, "at_table": 409,
+    "partner_paused": 409, "partner_insufficient_chips": 409, "partner_in_arena": 409,
+    "crossed_invitation": 409, "in_arena": 409, "at_table": 409,
     "arena_closed": 409, "closed": 409, "already_joined": 409, "not_joined": 409,
     "already_appealed": 409, "nothing_to_appeal": 409, "already_overturned": 409,
     "already_upheld": 409, "exempt": 409, "conflict": 409, "stale": 409, "unavailable": 503,
@@ -441,6 +446,8 @@ def _news_pt(news: News, who: str) -> str:
         NewsKind.PARTNER_AWAY: (f"{who}, da sua dupla, fechou a página da fila por mais de "
                                 f"{minutes} min: a dupla saiu da fila. Entre de novo, sozinho "
                                 "ou com outra dupla."),
+        NewsKind.TAKEN: (f"{who} entrou na fila sem você (sozinho ou com outra dupla): o seu "
+                         "convite foi desfeito."),
         NewsKind.BUSY: ("Você saiu da fila: quando a sua mesa ranqueada foi formada, você "
                         "estava jogando em outra mesa (ou não podia mais jogar a ranqueada)."),
     }[news.kind]
@@ -1154,7 +1161,8 @@ def _queue_context(view: Mapping[str, Any]) -> dict[str, Any]:
 
 # the join form's refusals that are about the partner field (shown next to it)
 PARTNER_ERRORS: Final = frozenset({"unknown_user", "bad_partner", "partner_paused",
-                                   "partner_insufficient_chips"})
+                                   "partner_insufficient_chips", "partner_in_arena",
+                                   "crossed_invitation"})
 
 
 async def _refusal_pt(request: web.Request, user: User, exc: StoreError) -> str:

@@ -285,6 +285,7 @@ class NewsKind(StrEnum):
     AWAY = "away"  # their queue page was closed too long: out of the queue (their duo too)
     PARTNER_AWAY = "partner_away"  # their duo partner's page was closed too long
     BUSY = "busy"  # paired while playing at another table (or no longer eligible): out
+    TAKEN = "taken"  # the player they invited queued without them (alone or with another)
 
 
 @dataclass(frozen=True, slots=True)
@@ -669,7 +670,12 @@ class RankedService:
                 # the partner must be eligible to accept: an invitation they could not accept
                 # (paused, short of chips) is refused now, not left waiting 10 minutes
                 await self._partner_eligible(partner)
+                if self._in_arena(partner):
+                    raise RankedError("partner_in_arena", "Your partner is in an arena.")
                 invited = self.invitations.get(partner)
+                if invited is not None and invited.partner == user and invited.key != key:
+                    raise RankedError("crossed_invitation", "Your partner invited you to "
+                                      "another queue: accept or decline that invitation.")
                 if invited is None or invited.partner != user or invited.key != key:
                     self.invitations[user] = Invitation(user, partner, key, now)
                     self._wake()  # rounds run while it waits: its lapse is said
@@ -709,6 +715,13 @@ class RankedService:
             self.matchmaker = self.matchmaker.enqueue(key, players, now)
         except MatchmakingError as exc:
             raise RankedError(exc.code, str(exc)) from exc
+        # the invitations still naming them lapse: their inviters are told (one waited ten
+        # minutes for a partner who had queued with someone else)
+        queued = {player for player, _ in players}
+        for inviter, invitation in list(self.invitations.items()):
+            if invitation.partner in queued:
+                del self.invitations[inviter]
+                self.news[inviter] = News(NewsKind.TAKEN, invitation.partner, now)
 
     async def leave(self, user: int) -> QueueStatus:
         """Leave the queue (a duo leaves together), drop an invitation, or give up a formed
