@@ -238,3 +238,34 @@ async def test_argentino_past_30_says_15_buenas_and_the_total(
     await expect(page.locator("#log")).to_contain_text(
         "Placar final: Você 8 malas x 15 buenas Robô 2.")
     await page.context.close()
+
+
+# --- 5. a passing error goes once a later move of mine is accepted --------------------------------
+
+
+async def test_a_stale_error_goes_when_a_later_move_is_accepted(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    table = ReviewTable(paulista_1x1(), seat=0, names=["velho_eu", "bot"],
+                        script=[[Action(1, ActionKind.RAISE)], []])
+    page = await open_table(live_server, browser, table, "velho_eu")
+    error = page.locator("#table-error")
+    assert table.ws is not None
+
+    async def refused() -> None:
+        assert table.ws is not None
+        table.ws.send(json.dumps({"type": "error", "id": None, "error": "nothing_to_answer",
+                                  "message": "x"}))
+        await expect(error).to_have_text("Não há pedido para responder.")
+
+    # a card played: accepted, the error said before it goes (it stayed ~6 s)
+    await refused()
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    await expect(page.locator("#request")).to_contain_text("Robô 2 pediu truco!")
+    await expect(error).to_be_hidden(timeout=1500)
+    # an answer: the same
+    await refused()
+    await page.get_by_role("button", name="Aceitar (vale 3)").click()
+    await expect(page.locator("#hand-value")).to_have_text("3")
+    await expect(error).to_be_hidden(timeout=1500)
+    await page.context.close()

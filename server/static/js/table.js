@@ -83,6 +83,7 @@ const state = {
   // clock runs any more, and the reason stays said
   refused: false,
   signalsSent: new Map(), // id -> label of my partner signals waiting for their ack
+  errorMarks: new Map(), // id of my move or `back` -> errorMark() when it was sent
   names: new Map(), // seat -> the last player seen there: who left is still named in the result
   standingFor: null, // the match whose rating and chips change this page asked /api/me/standing for
   shownMatch: null, // the table's match number last rendered: a new one (a rematch) clears the last one's leftovers
@@ -346,6 +347,10 @@ function handle(message) {
       endMatch(message);
       break;
     case "ack":
+      if (state.errorMarks.has(message.id)) {
+        clearErrorsBefore(state.errorMarks.get(message.id));
+        state.errorMarks.delete(message.id);
+      }
       if (message.id === state.inFlight) state.inFlight = null;
       if (message.id === state.backSent) state.backSent = null;
       if (entropyHand(message.id) !== null) {
@@ -371,6 +376,7 @@ function handle(message) {
       break;
     case "error":
       state.signalsSent.delete(message.id);
+      state.errorMarks.delete(message.id);
       if (message.id !== null && message.id === state.backSent) state.backSent = null;
       if (message.id !== null && message.id === state.inFlight) state.inFlight = null;
       if (entropyHand(message.id) !== null) entropyRefused(entropyHand(message.id), message);
@@ -718,10 +724,29 @@ function act(action) {
   const id = state.nextId++;
   if (send({ type: "action", id, hand: state.viewHand, action })) {
     state.inFlight = id;
+    state.errorMarks.set(id, errorMark());
     render();
   } else {
     showError(OFFLINE);
   }
+}
+
+/** How many passing errors were said so far: a move sent now is later than all of them. */
+function errorMark() {
+  return showError.serial ?? 0;
+}
+
+/**
+ * A move of mine was accepted (its `ack`, a lobby answer): a passing error said before it was
+ * sent ("Não há pedido para responder.") is stale, and goes at once instead of staying through
+ * the next moves. One said since stays; a lasting reason (sticky) always stays.
+ */
+function clearErrorsBefore(mark) {
+  const node = $("table-error");
+  if (mark === undefined || showError.sticky || node.hidden || errorMark() > mark) return;
+  clearTimeout(showError.timer);
+  node.hidden = true;
+  keepAlertsClear();
 }
 
 /** Lobby requests in flight (by path): their buttons stay disabled until the answer. */
@@ -730,9 +755,11 @@ const lobbyPending = new Set();
 async function lobby(path, body) {
   if (lobbyPending.has(path)) return null;
   lobbyPending.add(path);
+  const mark = errorMark();
   render();
   try {
     const { table } = await api("POST", `/api/tables/${tableId}/${path}`, body);
+    clearErrorsBefore(mark);
     const seatChanged = table.you !== state.seat;
     state.seat = table.you;
     seatsChanged(state.table, table);
@@ -758,6 +785,7 @@ function showError(text, { sticky = false } = {}) {
   showError.sticky = sticky;
   node.textContent = text;
   node.hidden = false;
+  showError.serial = errorMark() + 1;
   clearTimeout(showError.timer);
   if (!sticky) {
     showError.timer = setTimeout(() => {
@@ -1884,6 +1912,7 @@ $("back").addEventListener("click", () => {
   const id = `b${state.nextId++}`;
   if (send({ type: "back", id })) {
     state.backSent = id;
+    state.errorMarks.set(id, errorMark());
     render();
   } else {
     showError(OFFLINE);
