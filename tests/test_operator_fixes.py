@@ -277,7 +277,16 @@ async def test_the_review_list_pages_with_next(house: House,
     # exactly a page: no link to an empty next page
     text = await (await op.get("/operator/abandonments?before=3")).text()
     assert "Registros mais antigos" not in text
-    assert "Registros mais antigos" in await (await op.get("/operator/abandonments")).text()
+    first = await (await op.get("/operator/abandonments")).text()
+    assert "Registros mais antigos" in first and "Registros mais recentes" not in first
+    # a later page leads back to the newest, with its filters (a review found no way back)
+    text = await (await op.get("/operator/abandonments?status=pending&before=3")).text()
+    assert 'href="/operator/abandonments?status=pending">Registros mais recentes' in text
+    # a range that ends before it starts is refused, not an empty list
+    resp = await op.get("/api/ranked/operator/abandonments?since=2026-03-02&until=2026-03-01")
+    assert resp.status == 400 and (await resp.json())["error"] == "bad_filter"
+    text = await (await op.get("/operator/abandonments?since=2026-03-02&until=2026-03-01")).text()
+    assert "A data final vem antes da inicial" in text
     audit = await op.json("/api/ranked/operator/audit")
     assert len(audit["audit"]) == 2 and audit["next"] == audit["audit"][-1]["id"]
 

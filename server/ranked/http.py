@@ -126,7 +126,8 @@ PAIRED_OPENING_PT: Final = "Adversários encontrados: a mesa está sendo aberta.
 # the stores' stable codes, said to players in pt-BR
 ERROR_PT: Final = {
     "bad_queue": "Escolha uma variante e 1x1 ou 2x2.",
-    "bad_partner": "A dupla é outro jogador, e só no 2x2.",
+    "bad_partner": ("A dupla é outro jogador, pelo nome (de 3 a 24 letras sem acento, "
+                    "algarismos, '.', '_' ou '-'), e só no 2x2."),
     "unknown_user": "Não existe jogador com esse nome.",
     "already_queued": "Você já está na fila ranqueada (ou numa mesa).",
     "not_queued": "Você não está na fila ranqueada.",
@@ -616,6 +617,7 @@ async def _my_records(db: Db, user: User, records: tuple[review.AbandonmentRecor
 
 
 # what a filter of the list page takes, said next to the field when its value is refused
+RANGE_FILTER_PT: Final = "A data final vem antes da inicial: troque as duas."
 DATE_FILTER_PT: Final = ("Data inválida: use AAAA-MM-DD (o dia inteiro, em UTC) ou data e hora "
                          "AAAA-MM-DDTHH:MM (segundos e fuso opcionais, como 2025-03-01T18:30 "
                          "ou 2025-03-01T18:30-03:00; sem fuso, UTC), do ano 1 ao 9999.")
@@ -635,6 +637,8 @@ class FilterError(ApiError):
     @property
     def pt(self) -> str:
         if self.field in ("since", "until"):
+            if "before its start" in str(self.text):
+                return RANGE_FILTER_PT
             return DATE_FILTER_PT
         return BEFORE_FILTER_PT if self.field == "before" else CHOICE_FILTER_PT
 
@@ -688,7 +692,13 @@ class Filters:
             until=_field("until", lambda: time_filter(query.get("until"), "until", end=True)),
             before=_field("before", lambda: _id(query.get("before"), "before")),
             raw={k: v for k, v in query.items() if k != "before"},
-        )
+        )._ordered()
+
+    def _ordered(self) -> Filters:
+        """A range that ends before it starts finds nothing, silently: refused instead."""
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            raise FilterError("until", "The end of the range comes before its start.")
+        return self
 
 
 async def _find_records(request: web.Request, filters: Filters
@@ -1359,8 +1369,12 @@ def _list_page(request: web.Request, *, listing: str, status: int = 200,
                errors: Mapping[str, str] | None = None) -> web.Response:
     """The list page, with the filters as they were asked for (a refused one too: `errors`
     says, by field, what it takes, next to it)."""
+    # a later page links back to the newest records (with the same filters)
+    kept = {k: v for k, v in request.query.items() if k != "before"}
+    newest = ("?" + urlencode(kept) if kept else "") if "before" in request.query else None
     return render(request, "operator/abandonments.html", status=status, records=list(records),
                   names=names or {}, listing=listing, live=list(live), more=more,
+                  newest=newest,
                   filters={k: v for k, v in request.query.items() if k != "before"},
                   when=_when, statuses=STATUS_PT, variants=VARIANT_PT, kinds=ALL_KINDS_PT,
                   only_free=only_free, live_variants=LIVE_VARIANT_PT, triggers=TRIGGER_PT,
