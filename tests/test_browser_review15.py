@@ -11,7 +11,7 @@ import json
 
 from playwright.async_api import Browser, Page, expect
 
-from tests.test_browser_table_ux import ReviewTable, paulista_1x1
+from tests.test_browser_table_ux import ReviewTable, paulista_1x1, paulista_2x2
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     DESKTOP,
     PASSWORD,
@@ -26,7 +26,17 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     signup,
 )
 from tests.test_browser_views import dealt, open_table
-from truco import Action, ActionKind, MatchConfig, Variant, new_match, parse_card, start_hand
+from truco import (
+    Action,
+    ActionKind,
+    MatchConfig,
+    Termination,
+    Variant,
+    forfeit,
+    new_match,
+    parse_card,
+    start_hand,
+)
 
 PHONE = {"width": 390, "height": 844}
 
@@ -268,4 +278,44 @@ async def test_a_stale_error_goes_when_a_later_move_is_accepted(
     await page.get_by_role("button", name="Aceitar (vale 3)").click()
     await expect(page.locator("#hand-value")).to_have_text("3")
     await expect(error).to_be_hidden(timeout=1500)
+    await page.context.close()
+
+
+# --- 6. the end of a match: a resignation, a cancellation --------------------------------
+
+
+async def test_a_partner_who_left_resigned_and_a_cancelled_match_reads_once(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # my partner clicked "Desistir e sair da mesa": it read "abandonou a partida: saiu da mesa
+    # no meio dela", as if they had walked away from a clock
+    names = ["eu_des", "rival_des", "par_des", "outro_des"]
+    table = ReviewTable(paulista_2x2(), seat=0, names=names, people={1, 2, 3})
+    page = await open_table(live_server, browser, table, "eu_des")
+    table.abandon(0, seat=2, trigger="left")
+    text = page.locator("#match-over-text")
+    await expect(text).to_contain_text(
+        "Derrota. par_des (parceiro) desistiu da partida e saiu da mesa. Placar final: Nós 0 x 0"
+        " Eles.")
+    log = page.locator("#log")
+    await expect(log).to_contain_text(
+        "Fim da partida: par_des (parceiro) desistiu e saiu da mesa; a dupla adversária venceu.")
+    await expect(log).to_contain_text("Fim da mão 1: mão interrompida: a nossa dupla desistiu da"
+                                      " partida; ninguém marca.")
+    await expect(page.locator("#match-over")).not_to_contain_text("abandonou")
+    # a reload: the table's forfeit_trigger says it
+    await page.reload()
+    await expect(text).to_contain_text(
+        "Derrota. par_des (parceiro) desistiu da partida e saiu da mesa.")
+    await page.context.close()
+
+    # a cancelled match: "Sem vencedor: partida cancelada: ninguém ganha."
+    table = ReviewTable(paulista_1x1(score=(3, 5)), seat=0, names=["eu_cancel", "bot"])
+    page = await open_table(live_server, browser, table, "eu_cancel")
+    table.state = forfeit(table.state, 0, Termination.CANCELLED)
+    table.push({"type": "match_over", "termination": "cancelled", "winner": None,
+                "score": [3, 5], "forfeit_team": None, "forfeit_seat": None,
+                "forfeit_trigger": None})
+    await expect(page.locator("#match-over-text")).to_have_text(
+        "Partida cancelada: ninguém ganha. Placar final: Você 3 x 5 Robô 2.")
     await page.context.close()

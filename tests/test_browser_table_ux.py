@@ -634,7 +634,7 @@ async def test_the_end_of_a_2x2_abandonment_names_who_left(
     # how they abandoned, when the server says (the review's winner could not tell a player
     # who walked away from one whose connection died): left, or the clock's limit; a reload too
     for trigger, said in (
-            ("left", "abandonou a partida: saiu da mesa no meio dela."),
+            ("left", "desistiu da partida e saiu da mesa."),
             ("automatic_actions",
              "abandonou a partida: o relógio agiu 10 vezes seguidas sem resposta.")):
         table = ReviewTable(paulista_2x2(), seat=0, names=[f"eu_{trigger}", *names[1:]],

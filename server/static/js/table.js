@@ -510,10 +510,15 @@ function endMatch(over) {
     if (cut) log(`Fim da mão ${number}: ${cutReason(outcome)}; ninguém marca.`);
     else if (dealing !== null) log(`Fim da mão ${dealing}: ${cutReason(outcome)}; ninguém marca.`);
   }
-  const how = {
-    abandonment: `Fim da partida por abandono: ${teamName(over.winner)} venceu.`,
-    cancelled: "Fim da partida: cancelada, ninguém ganha.",
-  }[over.termination] ?? `Fim da partida: ${over.winner === null ? "sem vencedor" : `${teamName(over.winner)} venceu`}.`;
+  // a player who left the match in play resigned it (`forfeit_trigger` "left"): named, in 2x2 too
+  const resigned = over.termination === "abandonment" && over.forfeit_trigger === "left"
+    && Number.isInteger(over.forfeit_seat) ? over.forfeit_seat : null;
+  const how = resigned !== null
+    ? `Fim da partida: ${seatName(resigned)} desistiu e saiu da mesa; ${teamMid(over.winner)} venceu.`
+    : {
+      abandonment: `Fim da partida por abandono: ${teamName(over.winner)} venceu.`,
+      cancelled: "Fim da partida: cancelada, ninguém ganha.",
+    }[over.termination] ?? `Fim da partida: ${over.winner === null ? "sem vencedor" : `${teamName(over.winner)} venceu`}.`;
   log(`${how} Placar final: ${scoreText(over.score ?? view?.score ?? [0, 0])}.`);
 }
 
@@ -949,7 +954,9 @@ function handEndReason(result, view) {
 function cutReason(outcome) {
   if (outcome?.termination === "cancelled") return "mão interrompida: a partida foi cancelada";
   if (outcome?.termination === "abandonment" && outcome.winner !== null && outcome.winner !== undefined) {
-    return `mão interrompida: ${teamMid(1 - outcome.winner)} abandonou a partida`;
+    // leaving the match in play is resigning it (the match's `forfeit_trigger`, or the table's after a reload)
+    const trigger = state.matchOver?.match === state.table?.match ? state.matchOver?.forfeit_trigger : state.table?.forfeit_trigger;
+    return `mão interrompida: ${teamMid(1 - outcome.winner)} ${trigger === "left" ? "desistiu da" : "abandonou a"} partida`;
   }
   return "mão interrompida: a partida foi encerrada";
 }
@@ -1187,13 +1194,14 @@ function showMatchOver(message) {
   let text;
   const forfeit = message.termination === "abandonment" && (message.forfeit_team === 0 || message.forfeit_team === 1)
     ? message.forfeit_team : null;
-  if (message.winner === null) text = `Sem vencedor: ${why}.`;
+  if (message.winner === null) text = message.termination === "cancelled" ? `${capitalized(why)}.` : `Sem vencedor: ${why}.`;
   else if (forfeit !== null) {
     // who abandoned, said plainly ("A dupla adversária venceu — abandono" read as if the
     // opponents had abandoned, to the partner of a player who left)
     const limit = state.table?.abandon_limit;
+    // leaving a match in play ("Desistir e sair da mesa") is resigning: said so
     const quit = message.forfeit_trigger === "left"
-      ? "abandonou a partida: saiu da mesa no meio dela"
+      ? "desistiu da partida e saiu da mesa"
       : message.forfeit_trigger === "automatic_actions"
         ? `abandonou a partida: o relógio agiu ${Number.isInteger(limit) ? timesInARow(limit) : "vezes demais seguidas"} sem resposta`
         : "abandonou a partida (ações automáticas demais ou saída no meio dela)";
