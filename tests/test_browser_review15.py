@@ -319,3 +319,58 @@ async def test_a_partner_who_left_resigned_and_a_cancelled_match_reads_once(
     await expect(page.locator("#match-over-text")).to_have_text(
         "Partida cancelada: ninguém ganha. Placar final: Você 3 x 5 Robô 2.")
     await page.context.close()
+
+
+# --- 7. a full private table opened through its invite link: watching, said ----------------------
+
+
+async def test_a_full_private_table_says_you_are_watching_and_offers_no_hand(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the review: only "(nenhuma: você está assistindo)", under an empty "Suas cartas" heading
+    # and the entropy phrase's field
+    owner = await new_page(browser, live_server, DESKTOP)
+    await signup(owner, live_server, "dono_cheia")
+    await create_table(owner, "paulista", 2, "private")
+    invite = await owner.locator("#invite-link").input_value()
+    guest = await new_page(browser, live_server, DESKTOP)
+    await signup(guest, live_server, "hospede_cheia")
+    await guest.goto(invite)
+    note = guest.locator("#spectator-note")
+    await expect(guest.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    # a free seat to sit at: the seating box says it all
+    await expect(note).to_be_hidden()
+    await expect(guest.locator("#entropy-phrase")).to_be_hidden()
+    await guest.get_by_role("button", name="Sentar no lugar 2").click()
+    await expect(guest.locator("#seat-list")).to_contain_text("hospede_cheia (você)")
+    await expect(note).to_be_hidden()
+    await expect(guest.locator("#entropy-phrase")).to_be_visible()
+    late = await new_page(browser, live_server, DESKTOP)
+    await signup(late, live_server, "tarde_cheia")
+    await late.goto(invite)
+    await expect(late.locator("#conn-status")).to_have_attribute("data-state", "connected")
+    note = late.locator("#spectator-note")
+    await expect(note).to_have_text(
+        "Mesa cheia: você está assistindo. Se um lugar vagar, você pode se sentar.")
+    await expect(note).to_have_attribute("role", "status")
+    await expect(late.locator("#entropy-phrase")).to_be_hidden()
+    # the match starts: still watching, no hand of mine
+    await owner.get_by_role("button", name="Começar a partida").click()
+    await expect(late.locator("#board")).to_be_visible()
+    await expect(note).to_have_text("Mesa cheia: você está assistindo à partida.")
+    await expect(late.get_by_role("heading", name="Suas cartas")).to_be_hidden()
+    await expect(late.locator("#entropy-phrase")).to_be_hidden()
+    await expect(late.locator("#fair-mine")).to_have_text("(nenhuma: você está assistindo)")
+    await expect(guest.locator("#spectator-note")).to_be_hidden()
+    await expect(guest.get_by_role("heading", name="Suas cartas")).to_be_visible()
+    for page in (owner, guest, late):
+        await page.context.close()
+
+    # a player who left the match in play: their seat is free, the match goes on
+    table = ReviewTable(paulista_1x1(), seat=None, names=["ana_w", "bia_w"],  # type: ignore[arg-type]
+                        people={0, 1}, kind="private", gone={1})
+    page = await open_table(live_server, browser, table, "olho_w")
+    await expect(page.locator("#spectator-note")).to_have_text(
+        "A partida já começou: você está assistindo.")
+    await expect(page.get_by_role("heading", name="Suas cartas")).to_be_hidden()
+    await page.context.close()

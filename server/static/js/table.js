@@ -1276,6 +1276,13 @@ function render() {
   renderFairness();
   renderMatchOver(table);
   const me = state.seat !== null && state.seat !== undefined;
+  // a visitor without a seat watches (a full private table opened from its invite link): said,
+  // and nothing of a player's is offered (no cards, no entropy phrase)
+  const watching = spectatorText(table);
+  $("spectator-note").hidden = watching === "";
+  setText($("spectator-note"), watching);
+  $("my-hand-box").hidden = !me;
+  $("entropy-box").hidden = !me;
   // ranked and arena tables play one match: their players queue again instead
   const competitive = table.kind === "ranked" || table.kind === "arena";
   const notice = $("notice");
@@ -1346,6 +1353,18 @@ function keepAlertsClear() {
     document.documentElement.style.setProperty("--alerts-height", value);
   }
   return height;
+}
+
+/**
+ * Why this page only watches, when it has no seat: "Mesa cheia: você está assistindo." ("" when
+ * seated, when the page lost the table, or at a seating table with a free seat to sit at).
+ */
+function spectatorText(table) {
+  if (seated() || state.refused) return "";
+  const free = (table.players ?? []).some((p) => p.name === null);
+  if (table.status === "open") return free ? "" : "Mesa cheia: você está assistindo. Se um lugar vagar, você pode se sentar.";
+  if (!free) return `Mesa cheia: você está assistindo${table.status === "playing" ? " à partida" : ""}.`;
+  return table.status === "playing" ? "A partida já começou: você está assistindo." : "Você está assistindo: você não está sentado nesta mesa.";
 }
 
 /** "1 vez seguida", "8 vezes seguidas". */
