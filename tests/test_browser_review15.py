@@ -30,6 +30,7 @@ from truco import (
     Action,
     ActionKind,
     MatchConfig,
+    TeamMode,
     Termination,
     Variant,
     forfeit,
@@ -373,4 +374,41 @@ async def test_a_full_private_table_says_you_are_watching_and_offers_no_hand(
     await expect(page.locator("#spectator-note")).to_have_text(
         "A partida já começou: você está assistindo.")
     await expect(page.get_by_role("heading", name="Suas cartas")).to_be_hidden()
+    await page.context.close()
+
+
+# --- 8. "Primeira resposta vale": an answer, not a vote ------------------------------------------
+
+
+async def test_in_first_answer_mode_a_partner_answers_and_does_not_vote(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the review: "Robô 3 (parceiro) votou: quiero." where there is no vote
+    config = MatchConfig(Variant.ARGENTINO, 4, TeamMode.FIRST)
+    hands = [["4C", "5D", "6S"], ["3H", "2C", "KS"], ["7H", "5C", "QD"], ["4H", "6C", "JD"]]
+    state = start_hand(new_match(config, first_dealer=3), dealt(3, hands))[0]
+    table = ReviewTable(state, seat=0, names=["primeira_0", "b1", "b2", "b3"],
+                        script=[[Action(1, ActionKind.RAISE), Action(2, ActionKind.ACCEPT)]])
+    page = await open_table(live_server, browser, table, "primeira_0")
+    await page.get_by_role("button", name="Jogar 4 de bastos").click()
+    log = page.locator("#log")
+    await expect(log).to_contain_text("Robô 3 (parceiro) respondeu: quiero.")
+    await expect(log).to_contain_text("Nossa dupla disse quiero: a mão vale 2.")
+    await page.context.close()
+
+    # Paulista: a partner's raise back, and an opponent's answer whose words are hidden
+    config = MatchConfig(Variant.PAULISTA, 4, TeamMode.FIRST)
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    state = start_hand(new_match(config, first_dealer=3), dealt(3, hands, "7C"))[0]
+    table = ReviewTable(state, seat=0, names=["primeira_1", "b1", "b2", "b3"],
+                        script=[[Action(1, ActionKind.RAISE), Action(2, ActionKind.RAISE),
+                                 Action(3, ActionKind.ACCEPT)]])
+    page = await open_table(live_server, browser, table, "primeira_1")
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    log = page.locator("#log")
+    await expect(log).to_contain_text("Robô 3 (parceiro) respondeu: aumentar para seis.")
+    await expect(page.locator("#hand-value")).to_have_text("6")
+    await expect(log).to_contain_text("Robô 4 respondeu")
+    text = await page.locator("#log").text_content() or ""
+    assert "votou" not in text, text
     await page.context.close()

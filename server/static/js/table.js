@@ -910,6 +910,16 @@ function voteName(vote, hand) {
   return (arg ? VOTE_NAMES_AR : VOTE_NAMES)[vote] ?? vote;
 }
 
+/** "Primeira resposta vale" (table mode `first`): a partner's answer is the team's, no vote. */
+function firstAnswer() {
+  return state.table?.mode === "first";
+}
+
+/** What a partner did with a request: voted (mode `vote`) or answered for the team (`first`). */
+function voteVerb() {
+  return firstAnswer() ? "respondeu" : "votou";
+}
+
 /** An envido chain by its names: "EER" is "envido, envido, real envido". */
 function envidoChain(chain) {
   return [...(chain ?? "")].map((letter) => ENVIDO_LETTERS[letter] ?? letter).join(", ");
@@ -1057,7 +1067,7 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       // 1x1: no vote, the answer itself (raise_accepted, ...) is logged; only the clock's is said
       if ((view?.seats ?? seatCount()) === 4) {
         const verb = voteName(event.vote, voted);
-        log(`${seatName(event.seat)} votou${verb ? `: ${verb}` : ""}${event.automatic ? " (automático)" : ""}.`);
+        log(`${seatName(event.seat)} ${voteVerb()}${verb ? `: ${verb}` : ""}${event.automatic ? " (automático)" : ""}.`);
       } else if (event.automatic) {
         const verb = voteName(event.vote, voted);
         log(`O relógio respondeu por ${seatMid(event.seat)}${verb ? `: ${verb}` : ""} (automático).`);
@@ -1766,10 +1776,10 @@ function renderRequest(view) {
     // the team deciding: mine says "a dupla", the others are named (their votes may be hidden)
     const team = request.answering_team;
     const who = seated() && team === teamOf(state.seat) ? "a dupla" : teamMid(team);
-    parts.push(el("p", { id: "votes", class: "votes" }, "Votos: ",
+    parts.push(el("p", { id: "votes", class: "votes" }, firstAnswer() ? "Respostas: " : "Votos: ",
       votes.map(([s, vote]) => {
         const verb = voteName(vote, hand);
-        return verb ? `${seatName(Number(s))}: ${verb}` : `${seatName(Number(s))} votou`;
+        return verb ? `${seatName(Number(s))}: ${verb}` : `${seatName(Number(s))} ${voteVerb()}`;
       }).join("; "),
       // a live countdown: the 250 ms ticker updates every `.clock`
       teamVote ? [` — ${who} discorda: `, clockSpan("vote-clock", teamVote.deadline_ms), " para combinar"] : ""));
