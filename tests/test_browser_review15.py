@@ -8,9 +8,12 @@ defect; the lobby, `/me/hands` and `/me` are the real pages of a live server.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 from playwright.async_api import Browser, Page, expect
 
+from server.app import POOL
+from server.ranked import review
 from tests.test_browser_table_ux import ReviewTable, paulista_1x1, paulista_2x2
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     DESKTOP,
@@ -411,4 +414,48 @@ async def test_in_first_answer_mode_a_partner_answers_and_does_not_vote(
     await expect(log).to_contain_text("Robô 4 respondeu")
     text = await page.locator("#log").text_content() or ""
     assert "votou" not in text, text
+    await page.context.close()
+
+
+# --- 9. /me: an exempt record says why it is exempt --------------------------------------------
+
+
+async def test_an_exempt_record_on_me_says_its_own_reason(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the review: an arena record exempt because the arena had ended said "a partida atravessou
+    # um reinício ou uma falha do servidor" and "para voltar a ser pareado nela, entre de novo"
+    page = await new_page(browser, live_server, DESKTOP)
+    await signup(page, live_server, "isento_eu")
+    pool = live_server.app[POOL]
+    me = await pool.fetchval("SELECT id FROM users WHERE name = 'isento_eu'")
+    at = datetime.now(UTC) - timedelta(minutes=5)
+    left = [{"kind": "left", "at_ms": int(at.timestamp() * 1000), "seat": 0,
+             "abandonment": "forfeit"}]
+    over = await review.record_abandonment(
+        pool, user_id=me, match_ref="arena:00000000000000e1:1", variant=Variant.PAULISTA,
+        seats=2, match_started_at=at - timedelta(minutes=5), abandoned_at=at, evidence=left,
+        arena_over=True)
+    restart = await review.record_abandonment(
+        pool, user_id=me, match_ref="ranked:00000000000000e2:1", variant=Variant.PAULISTA,
+        seats=2, match_started_at=at - timedelta(minutes=4),
+        abandoned_at=at + timedelta(seconds=30), evidence=left, fault_overlap=True)
+    assert over.status.value == restart.status.value == "exempt"
+    await page.goto(live_server.url("/me"))
+    meaning = page.locator(f"#record-{over.id}-meaning")
+    await expect(meaning).to_have_text(
+        "Isento: a arena acabou com a mesa ainda em jogo (a partida não contava), então este"
+        " abandono não conta e não suspende. Não há o que contestar.")
+    cost = page.locator(f"#record-{over.id}-cost")
+    await expect(cost).to_have_text(
+        "A partida não contou: a arena acabou com ela em jogo (nenhum ponto de arena, sem aposta"
+        " e sem pontos de classificação).")
+    await expect(page.locator(f"#record-{over.id}")).not_to_contain_text("entre de novo")
+    await expect(page.locator(f"#record-{over.id}")).not_to_contain_text("servidor")
+    # a restart's exemption says the restart (a loss is still a loss)
+    await expect(page.locator(f"#record-{restart.id}-meaning")).to_have_text(
+        "Isento: a partida atravessou um reinício do servidor, então este abandono não conta e"
+        " não suspende. Não há o que contestar.")
+    await expect(page.locator(f"#record-{restart.id}-cost")).to_contain_text("Derrota")
+    await screenshot(page, "me-exempt-records")
     await page.context.close()
