@@ -130,7 +130,8 @@ async def test_a_page_that_lost_its_session_offers_no_move_and_keeps_saying_why(
 
 
 def _note_lobby(response: Response, table_id: str, answers: list[int]) -> None:
-    if response.url.split("?", 1)[0].endswith(f"/api/tables/{table_id}"):
+    # after a refused handshake the page asks the socket's address without the upgrade why
+    if response.url.split("?", 1)[0].endswith(f"/ws/tables/{table_id}"):
         answers.append(response.status)
 
 
