@@ -14,6 +14,7 @@ import asyncpg
 from server.app import CONFIG
 from server.clock import VirtualClock
 from server.live.seeds import SealedKind, seal
+from server.live.table import RESTART_ENTROPY_GRACE
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
     Player,
@@ -68,7 +69,8 @@ async def test_restart_rebuilds_tables_and_skips_a_broken_one(
         assert hand["hand"] == 1 and hand["phase"] == "entropy"
         assert hand["commitment"] == commitments[1]
         assert hand["entropy_deadline_ms"] > 0
-        await vclock.advance(3.0)  # the window opened again in full, then the deal
+        # the window opened again in full, and the time pages take to come back, then the deal
+        await vclock.advance(3.0 + RESTART_ENTROPY_GRACE)
         update = await client.until("update", react=False)
         assert update["hand"] == 1 and update["events"][0]["type"] == "hand_started"
     finally:
