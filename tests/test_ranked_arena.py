@@ -224,3 +224,22 @@ def test_points_always_match_wins_and_streaks(players: int, seats: int,
         assert e.streak <= e.wins <= e.games
     total_games = sum(e.games for e in a.entrants)
     assert total_games % seats == 0
+
+
+def test_an_operator_ends_an_arena_early_as_at_its_end() -> None:
+    a = arena(1500, 1500, 1500, 1500)
+    a, tables = a.pair(START + 10)
+    a = a.finish(tables[0].id, 0, START + 100)
+    ended = a.end_now(START + 200)
+    assert not ended.running(START + 200) and ended.pair(START + 200)[1] == ()
+    # the table still playing does not count; the podium is the standings of now
+    late = ended.finish(tables[1].id, 0, START + 250)
+    closed = late.close(START + 300)
+    assert [s.player for s in closed.podium] == [1]
+    with pytest.raises(ArenaError) as err:
+        closed.end_now(START + 400)
+    assert err.value.code == "closed"
+    # one not started yet never starts
+    upcoming = Arena(START + 600, END).join(1, 1500, START).join(2, 1500, START)
+    stopped = upcoming.end_now(START)
+    assert stopped.pair(START + 700)[1] == () and stopped.close(START + 1).podium == ()

@@ -613,6 +613,50 @@ async def test_an_arena_pairs_scores_and_closes_with_a_podium(staffed: House) ->
     assert late.status == 409
 
 
+async def test_an_operator_ends_an_arena_early(staffed: House) -> None:
+    # a review's operator could not stop an arena made by mistake
+    op = await staffed.player("judge", operator=True)
+    ana, bia = await staffed.player("ana"), await staffed.player("bia")
+    arena_id = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2,
+                                                     "minutes": 60}, status=201))["arena"]["id"]
+    later = (await op.json("/api/ranked/arenas", {"variant": "mineiro", "seats": 2,
+                                                  "minutes": 60, "starts_in_minutes": 30},
+                          status=201))["arena"]["id"]
+    for player in (ana, bia):
+        await player.json(f"/api/ranked/arenas/{arena_id}/join", {})
+    await staffed.clock.advance(1)
+    assert staffed.launcher is not None
+    [(_, _, _, seating, _)] = staffed.launcher.launched
+    await staffed.app[RANKED].match_ended(
+        table_id=f"{1:016x}", match_number=1, kind=TableKind.ARENA, variant=P, seats=2,
+        users_by_seat=seating, termination=Termination.TARGET, winner_team=0,
+        forfeit_seat=None, restart_overlap=False, evidence=(), started_at=staffed.now(),
+        ended_at=staffed.now())
+    page = await (await op.get("/arena")).text()
+    assert "Encerrar esta arena agora (operação)" in page
+    assert "Encerrar esta arena agora" not in await (await ana.get("/arena")).text()
+    # players may not; the operator's form ends it, and the next round closes it
+    assert (await ana.post(f"/api/ranked/arenas/{arena_id}/end", {})).status == 403
+    assert (await ana.post(f"/arena/{arena_id}/end", form={})).status == 403
+    assert (await op.post(f"/arena/{arena_id}/end", form={})).status == 303
+    await staffed.clock.advance(2)
+    events = {e["id"]: e for e in (await ana.json("/api/ranked/arenas"))["arenas"]}
+    winner = "ana" if seating[0] == ana.id else "bia"
+    assert events[arena_id]["state"] == "closed" and events[arena_id]["podium"] == [winner]
+    assert len(staffed.launcher.launched) == 1  # no table after the end
+    body = await op.json(f"/api/ranked/arenas/{arena_id}/end", {}, status=409)
+    assert body["error"] == "closed"
+    # an upcoming one never starts; the end is stored (a restart keeps it)
+    ended = (await op.json(f"/api/ranked/arenas/{later}/end", {}))["arena"]
+    assert ended["state"] in ("closed", "ending")
+    row = await staffed.pool.fetchrow("SELECT starts_at, ends_at FROM ranked_arenas"
+                                      " WHERE id = $1", later)
+    assert row["ends_at"] <= staffed.now() and row["starts_at"] < row["ends_at"]
+    await staffed.clock.advance(2)
+    events = {e["id"]: e for e in (await ana.json("/api/ranked/arenas"))["arenas"]}
+    assert events[later]["state"] == "closed" and events[later]["podium"] == []
+
+
 # --- operators --------------------------------------------------------------------------------
 
 

@@ -145,6 +145,16 @@ class Arena:
             raise ArenaError("not_joined", "Not in the arena (never joined, or left it).")
         return replace(self, entrants=self._with(replace(known, active=False)))
 
+    def end_now(self, now: float) -> Arena:
+        """An operator ends the event early (one made by mistake, or at the wrong time): it ends
+        at `now`, so that the next `close` fixes it as any arena's end does (tables still playing
+        do not count); one not started yet never starts."""
+        if self.closed:
+            raise ArenaError("closed", "The arena is already closed.")
+        if now >= self.ends_at:
+            return self  # over already: it closes at the next round
+        return replace(self, starts_at=min(self.starts_at, now - 0.001), ends_at=now)
+
     def standings(self) -> tuple[Standing, ...]:
         ordered = sorted(self.entrants, key=lambda e: (-e.points, -e.wins, e.games, e.seq))
         return tuple(

@@ -1037,6 +1037,26 @@ async def api_create_arena(request: web.Request) -> web.StreamResponse:
                              status=201)
 
 
+@_api
+async def api_end_arena(request: web.Request) -> web.StreamResponse:
+    operator = require_operator(request)
+    service = _service(request)
+    event = await service.end_arena(request.match_info["arena"], operator.id)
+    names = await _names(_pool(request), [e.player for e in event.arena.entrants])
+    return web.json_response({"arena": _arena_json(event, names, service.clock.now())})
+
+
+async def arena_end_form(request: web.Request) -> web.StreamResponse:
+    checked = _page_operator(request, "/arena")
+    if isinstance(checked, web.Response):
+        return checked
+    try:
+        await _service(request).end_arena(request.match_info["arena"], checked.id)
+    except StoreError as exc:
+        return await arena_page(request, error=_pt(exc), status=_status_of(exc))
+    return _see_other("/arena")
+
+
 def _arena_action(join: bool) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     @_api
     async def view(request: web.Request) -> web.StreamResponse:
@@ -1716,8 +1736,11 @@ def setup(app: web.Application) -> None:
     r.add_post("/arena", arena_create_form, name="arena_create_form")
     r.add_post("/arena/{arena}/join", _arena_form(True), name="arena_join_form")
     r.add_post("/arena/{arena}/leave", _arena_form(False), name="arena_leave_form")
+    r.add_post("/arena/{arena}/end", arena_end_form, name="arena_end_form")
+    r.add_post("/api/ranked/arenas/{arena}/end", api_end_arena, name="ranked_arena_end")
     # the address a refused arena form answered at, reloaded or bookmarked: the arena page
-    r.add_get("/arena/{arena}/{action:join|leave}", back_to("/arena"), name="arena_form_back")
+    r.add_get("/arena/{arena}/{action:join|leave|end}", back_to("/arena"),
+              name="arena_form_back")
     r.add_get("/operator/abandonments", _signed_in(records_page), name="operator_records_page")
     r.add_get("/operator/abandonments/{record}", _signed_in(record_page),
               name="operator_record_page")

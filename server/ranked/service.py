@@ -1022,6 +1022,21 @@ class RankedService:
             self._wake()
             return event
 
+    async def end_arena(self, arena_id: str, operator: int) -> ArenaEvent:
+        """An operator ends an arena now (`Arena.end_now`): it closes at the next round, as at
+        its planned end."""
+        async with self._lock:
+            event = self.arena(arena_id)
+            before = event.arena
+            try:
+                event.arena = event.arena.end_now(self.clock.now())
+            except ArenaError as exc:
+                raise RankedError(exc.code, str(exc)) from exc
+            await self._acknowledge(partial(setattr, event, "arena", before), event)
+            self._wake()
+            log.info("arena_ended_early", extra={"arena": arena_id, "operator": operator})
+            return event
+
     async def leave_arena(self, user: int, arena_id: str) -> ArenaEvent:
         async with self._lock:
             event = self.arena(arena_id)

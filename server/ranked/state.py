@@ -82,7 +82,8 @@ async def save_arena(db: Db, arena_id: str, variant: Variant, arena: Arena,
         await conn.execute(
             "INSERT INTO ranked_arenas (id, variant, seats, starts_at, ends_at, next_table) "
             "VALUES ($1, $2, $3, $4, $5, $6) "
-            "ON CONFLICT (id) DO UPDATE SET next_table = EXCLUDED.next_table",
+            "ON CONFLICT (id) DO UPDATE SET next_table = EXCLUDED.next_table, "
+            "starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at",
             arena_id, variant.value, arena.seats, _at(arena.starts_at), _at(arena.ends_at),
             arena.next_table)
         await conn.executemany(
