@@ -1076,6 +1076,14 @@ async def test_a_player_whose_queue_page_is_closed_leaves_the_queue(house: House
     assert back["state"] == "idle" and back["news"]["kind"] == "away"
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "queued"
     assert await house.pool.fetchval("SELECT count(*) FROM ranked_queue_tickets") == 1
+    # what the house keeps of the players out of the queue goes once no page needs it
+    await house.clock.advance(11 * 60)  # ana's page polls no more: she leaves too
+    await ana.json("/api/ranked/queue/leave", {}, status=409)
+    await caio.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await house.clock.advance(10)  # a round (every 10 s here): gil's news is past 10 minutes
+    assert set(service.news) == {ana.id} and set(service.last_seen) == {caio.id}
+    await house.clock.advance(11 * 60)
+    assert set(service.news) == {caio.id} and not service.last_seen  # caio's page: gone too
 
 
 async def test_invitations_that_cannot_be_accepted_are_refused_or_lapse(

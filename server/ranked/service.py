@@ -777,6 +777,17 @@ class RankedService:
         """The player asked for their queue status: their page is open (`QUEUE_PRESENCE`)."""
         self.last_seen[user] = self.clock.now()
 
+    def _forget_old(self, now: float) -> None:
+        """What no page needs any more: news past its lifetime, and when players not in the
+        queue were last seen (both maps would otherwise hold every player who ever queued)."""
+        for user, news in list(self.news.items()):
+            if now - news.at > NEWS_LIFETIME:
+                del self.news[user]
+        queued = {p for t in self.matchmaker.tickets for p in t.players}
+        for user, seen in list(self.last_seen.items()):
+            if user not in queued and now - seen > QUEUE_PRESENCE:
+                del self.last_seen[user]
+
     def _drop_gone(self, now: float) -> None:
         """Tickets with a player whose page has been closed for `QUEUE_PRESENCE` leave."""
         for ticket in list(self.matchmaker.tickets):
@@ -820,6 +831,7 @@ class RankedService:
             now = self.clock.now()
             self._expire_invitations()
             self._drop_gone(now)
+            self._forget_old(now)
             self.matchmaker, matches = self.matchmaker.pair(now)
             for made in matches:
                 self.formed.append(FormedTable(TableKind.RANKED, made.key.variant, made.seating,
