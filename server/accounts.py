@@ -285,6 +285,13 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
     """The user `name` when `password` is theirs, under the login limits. `cost` is the house's
     password cost: an unknown name is checked against a stand-in hash of that cost
     (`dummy_hash`), so it takes the time a wrong password of a real name takes."""
+    user, _ = await _authenticate(pool, name, password, remote, cost)
+    return user
+
+
+async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str,
+                        cost: PasswordCost) -> tuple[User, str]:
+    """`authenticate`, and the password hash `password` was verified against."""
     if not isinstance(name, str) or not isinstance(password, str) or not name or not password:
         raise AccountError("bad_credentials", "Name and password are required.", 401)
     # a name no account can have (its form, or a 60 KB one) is an unknown name; its attempts
@@ -334,7 +341,7 @@ async def authenticate(pool: asyncpg.Pool, name: object, password: object, remot
     if not await verify_password(row["password_hash"], password):
         raise AccountError("bad_credentials", "Wrong name or password.", 401)
     await pool.execute("UPDATE login_attempts SET succeeded = true WHERE id = $1", attempt)
-    return User(row["id"], row["name"], Role(row["role"]))
+    return User(row["id"], row["name"], Role(row["role"])), row["password_hash"]
 
 
 async def change_password(
@@ -348,10 +355,9 @@ async def change_password(
     The current password is checked as a login is, under the same limits (a stolen session
     cannot be used to guess it): a wrong one is 403 `wrong_password`, too many 429
     `rate_limited`. Nothing changes on any refusal."""
-    # the hash `current` is checked against: replaced only if it is still the one (two changes
-    # at once, each checked against the old password, both answered 200, and one was lost)
-    checked = await pool.fetchval("SELECT password_hash FROM users WHERE id = $1", user.id)
-    await check_current_password(pool, user, current, remote, cost)
+    # the hash `current` was verified against: replaced only if it is still the one (two
+    # changes at once, each checked against the old password, both answered 200, one was lost)
+    checked = await check_current_password(pool, user, current, remote, cost)
     password = check_new_password(new, current, user.name)
     digest = await hash_password(password, cost)
     async with pool.acquire() as conn, conn.transaction():
@@ -368,14 +374,15 @@ async def change_password(
 
 
 async def check_current_password(pool: asyncpg.Pool, user: User, current: object, remote: str,
-                                 cost: PasswordCost) -> None:
+                                 cost: PasswordCost) -> str:
     """Refuse, unless `current` is `user`'s password: checked as a login is, under the same
     limits (a stolen session cannot be used to guess it): 403 `wrong_password`, 429
-    `rate_limited`."""
+    `rate_limited`. Returns the hash it was verified against."""
     if not isinstance(current, str) or not current:
         raise AccountError("wrong_password", "Give your current password.", 403)
     try:
-        await authenticate(pool, user.name, current, remote, cost)
+        _, checked = await _authenticate(pool, user.name, current, remote, cost)
+        return checked
     except AccountError as exc:
         if exc.code != "bad_credentials":
             raise
