@@ -599,7 +599,8 @@ async def test_a_disconnected_players_pending_vote_counts_as_decline(
 
 
 async def test_an_entropy_window_open_at_a_restart_waits_for_the_pages_to_come_back(
-        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # a hostile review restarted the house in a hand's entropy window: it opened again for 3 s
     # at start, before any page had found the house back (they retry backing off to 5 s), and
     # the hand was dealt with their contributions recorded as absent
@@ -630,7 +631,19 @@ async def test_an_entropy_window_open_at_a_restart_waits_for_the_pages_to_come_b
             "SELECT seat FROM live_contributions WHERE table_id = $1", tid)
         assert [c["seat"] for c in contributions] == [0]
         # the grace is for the window open at the restart only: the next hand's is 3 s
-        assert second.house.tables[tid]._entropy_grace == 0.0
+        actor = second.house.tables[tid]
+        windows: list[tuple[int, float]] = []
+        opened = actor._open_entropy
+
+        def watched() -> None:
+            opened()
+            assert actor.hand is not None and actor.hand.entropy_deadline is not None
+            windows.append((actor.hand.number, actor.hand.entropy_deadline - vclock.now()))
+
+        monkeypatch.setattr(actor, "_open_entropy", watched)
+        back.autoplay = True
+        await run_clock(vclock, back, 1.0, lambda: bool(windows), react=True)
+        assert windows[0] == (2, 3.0) and {w for _, w in windows} == {3.0}
     finally:
         await ana.close()
 

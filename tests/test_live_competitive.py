@@ -202,3 +202,37 @@ async def test_a_ranked_match_nobody_came_to_is_cancelled(live: Live,
     finally:
         await ana.close()
         await bia.close()
+
+
+async def test_a_restart_while_a_ranked_match_waits_for_its_players_waits_again(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any],
+        vclock: VirtualClock) -> None:
+    # the wait for the players was in memory only: after a restart the first hand was dealt at
+    # once, the clocks ran for seats nobody had open, and nobody coming no longer cancelled it
+    first = await start_live(make_app, aiohttp_client, vclock)
+    first.house.settler = _ignore
+    ana, bia = await players(first.base, "ana", "bia")
+    await ana.close()
+    await bia.close()
+    users = await _user_ids(first, "ana", "bia")
+    tid = await first.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, stake=0)
+    await vclock.advance(5.0)
+    await first.client.close()
+
+    second = await start_live(make_app, aiohttp_client, vclock)
+    settled: list[MatchResult] = []
+
+    async def settle(result: MatchResult) -> None:
+        settled.append(result)
+
+    second.house.settler = settle
+    actor = second.house.tables[tid]
+    assert actor.hand is None and actor.start_timer is not None
+    assert actor.table_json(None)["first_deal_by_ms"] == ms(vclock.now() + 15.0)
+    await vclock.advance(15.0)
+    for _ in range(50):
+        if settled:
+            break
+        await vclock.advance(0.1)
+    (result,) = settled
+    assert result.termination is Termination.CANCELLED and set(result.no_show) == set(users)

@@ -243,3 +243,17 @@ def test_an_operator_ends_an_arena_early_as_at_its_end() -> None:
     upcoming = Arena(START + 600, END).join(1, 1500, START).join(2, 1500, START)
     stopped = upcoming.end_now(START)
     assert stopped.pair(START + 700)[1] == () and stopped.close(START + 1).podium == ()
+
+
+def test_players_of_a_table_none_of_them_came_to_leave_the_pairing() -> None:
+    # a table nobody came to is cancelled; its players paired again at once would make one
+    # more such table every 30 s until the arena's end
+    a = arena(1500, 1500, 1500)
+    a, (table,) = a.pair(START)
+    a = a.finish(table.id, None, START + 15, gone=table.players)
+    assert a.pair(START + 100)[1] == ()
+    for player in table.players:
+        e = a.entrant(player)
+        assert e is not None and not e.active and e.games == 0 and e.points == 0
+    a = a.join(table.players[0], 1500, START + 200)  # back by joining again
+    assert len(a.pair(START + 200)[1]) == 1

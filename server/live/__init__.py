@@ -53,7 +53,8 @@ async def _settle(app: web.Application, result: MatchResult) -> None:
         variant=result.variant, seats=result.seats, users_by_seat=result.users_by_seat,
         termination=result.termination, winner_team=result.winner_team,
         forfeit_seat=result.forfeit_seat,
-        restart_overlap=lineup is not None and lineup.restart_overlap, evidence=result.evidence)
+        restart_overlap=lineup is not None and lineup.restart_overlap, evidence=result.evidence,
+        no_show=result.no_show)
 
 
 def setup(app: web.Application) -> None:

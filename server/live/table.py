@@ -326,6 +326,8 @@ class MatchResult:
     winner_team: int | None
     forfeit_seat: int | None
     evidence: tuple[dict[str, Any], ...]
+    # the players of a match cancelled because none of them came (`_players_waited`)
+    no_show: tuple[int, ...] = ()
 
 
 # what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
@@ -443,6 +445,8 @@ class TableActor:
         self._forfeit: tuple[int, str, list[dict[str, Any]]] | None = None
         # added once to the next entropy window (`resume`)
         self._entropy_grace = 0.0
+        # the match ending now is cancelled because none of its players came
+        self._no_show = False
         self._last_events: tuple[Event, ...] = ()
         # the partner signals of the hand in play, by the seat they are for, each with whether
         # a socket of that seat's player took it: a partner away gets them on coming back
@@ -974,6 +978,7 @@ class TableActor:
                 # its limit first would lose to players who never came either (rated, and
                 # their stakes moved, for nothing). The match is cancelled, its stakes returned
                 self._log("nobody_came_cancel")
+                self._no_show = True
                 await self._end_match_early(0, Termination.CANCELLED)
 
     async def rematch(self, user_id: int) -> None:
@@ -1243,8 +1248,18 @@ class TableActor:
         for seat in self._human_seats():
             if not self.connected(seat):
                 self._watch_empty(seat)
-        await self._go_on()
-        self._entropy_grace = 0.0  # for a window opened now only
+        if (self.hand is None and self.kind.competitive and self.last_hand == 0
+                and self.status is TableStatus.PLAYING and not self._everyone_here()):
+            # a ranked or arena match still waiting for its players (its first deal): it waits
+            # again, in full (dealt at once, the clocks ran for seats nobody had open yet, and
+            # nobody coming no longer cancelled it)
+            self._entropy_grace = 0.0
+            self._wait_for_players()
+            return
+        try:
+            await self._go_on()
+        finally:
+            self._entropy_grace = 0.0  # for a window opened now only
 
     async def _reload(self) -> None:
         """After a write in doubt: take up what was written, exactly as a restart would
@@ -1822,7 +1837,10 @@ class TableActor:
                 variant=self.config.variant, seats=self.config.seats,
                 users_by_seat=tuple(s.user_id or 0 for s in self.seats),
                 termination=outcome.termination, winner_team=outcome.winner,
-                forfeit_seat=forfeit_seat, evidence=tuple(evidence)))
+                forfeit_seat=forfeit_seat, evidence=tuple(evidence),
+                no_show=tuple(s.user_id for s in self.seats if s.user_id is not None)
+                if self._no_show else ()))
+        self._no_show = False
         self._emit_table()
         if self.status is TableStatus.CLOSED:
             self.house.forget(self)

@@ -209,9 +209,11 @@ class Arena:
         winner: int | None,
         now: float,
         abandoned: Sequence[PlayerId] = (),
+        gone: Sequence[PlayerId] = (),
     ) -> Arena:
         """A table's result: `winner` the winning team (0 or 1), None when cancelled by a fault.
-        Players in `abandoned` lose and leave the arena's pairing."""
+        Players in `abandoned` lose and leave the arena's pairing; players in `gone` (a table
+        none of its players came to) leave it without a loss: they join again to come back."""
         table = next((t for t in self.tables if t.id == table_id), None)
         if table is None:
             raise ArenaError("unknown_table", f"No table {table_id} is playing in the arena.")
@@ -228,7 +230,8 @@ class Arena:
                 e = self.entrant(player)
                 assert e is not None
                 e = replace(e, busy=False, last_opponents=table.teams[1 - team],
-                            active=e.active and player not in abandoned, free_since=now)
+                            active=e.active and player not in abandoned and player not in gone,
+                            free_since=now)
                 if counts and team == winner:
                     gain = WIN_POINTS * (2 if e.on_fire else 1)
                     e = replace(e, points=e.points + gain, wins=e.wins + 1, games=e.games + 1,

@@ -435,13 +435,13 @@ def _news_pt(news: News, who: str) -> str:
     minutes = round(QUEUE_PRESENCE / 60)
     return {
         NewsKind.DECLINED: f"{who} recusou o seu convite para jogar em dupla.",
-        NewsKind.EXPIRED: (f"Seu convite para {who} jogar em dupla expirou: ficou 10 min sem "
-                           "resposta."),
+        NewsKind.EXPIRED: (f"Seu convite para {who} jogar em dupla expirou: ficou "
+                           f"{round(INVITATION_LIFETIME / 60)} min sem resposta."),
         NewsKind.PARTNER_LEFT: (f"{who}, da sua dupla, saiu da fila ranqueada, e a dupla saiu "
                                 "junto: entre de novo na fila, sozinho ou com outra dupla."),
         NewsKind.TABLE_UNDONE: (f"{who} desistiu da mesa que tinha sido formada: você voltou à "
                                 "fila, com o tempo de espera que já tinha."),
-        NewsKind.AWAY: (f"Você saiu da fila: a página da fila ficou fechada por mais de "
+        NewsKind.AWAY: (f"Você foi retirado da fila: a página da fila ficou fechada por mais de "
                         f"{minutes} min (a fila precisa dela aberta para saber que você está "
                         "aí)."),
         NewsKind.PARTNER_AWAY: (f"{who}, da sua dupla, fechou a página da fila por mais de "
@@ -449,8 +449,16 @@ def _news_pt(news: News, who: str) -> str:
                                 "ou com outra dupla."),
         NewsKind.TAKEN: (f"{who} entrou na fila sem você (sozinho ou com outra dupla): o seu "
                          "convite foi desfeito."),
-        NewsKind.BUSY: ("Você saiu da fila: quando a sua mesa ranqueada foi formada, você "
-                        "estava jogando em outra mesa (ou não podia mais jogar a ranqueada)."),
+        NewsKind.BUSY: ("Você foi retirado da fila: quando a sua mesa ranqueada foi formada, "
+                        "você estava jogando em outra mesa (ou não podia mais jogar a "
+                        "ranqueada)."),
+        NewsKind.COULD_NOT_PLAY: (f"{who} não pôde jogar a mesa que tinha sido formada (jogava "
+                                  "em outra mesa, ou não podia mais jogar a ranqueada): você "
+                                  "voltou à fila, com o tempo de espera que já tinha."),
+        NewsKind.PARTNER_COULD_NOT: (f"{who}, da sua dupla, não pôde jogar a mesa que tinha "
+                                     "sido formada (jogava em outra mesa, ou não podia mais "
+                                     "jogar a ranqueada): a dupla saiu da fila. Entre de novo, "
+                                     "sozinho ou com outra dupla."),
     }[news.kind]
 
 

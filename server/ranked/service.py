@@ -205,6 +205,9 @@ class MatchEnd(TypedDict):
     # an arena table whose result can no longer score (its arena's time was up, or the table
     # lost its arena): the service says so (`RankedService.match_ended`); True when not given
     arena_counts: NotRequired[bool]
+    # a match cancelled because none of its players came: those players (an arena stops
+    # pairing them, or their next table would wait and be cancelled again)
+    no_show: NotRequired[Sequence[int]]
 
 
 async def settle_match(pool: Db, **end: Unpack[MatchEnd]) -> Settlement:
@@ -285,6 +288,8 @@ class NewsKind(StrEnum):
     AWAY = "away"  # their queue page was closed too long: out of the queue (their duo too)
     PARTNER_AWAY = "partner_away"  # their duo partner's page was closed too long
     BUSY = "busy"  # paired while playing at another table (or no longer eligible): out
+    COULD_NOT_PLAY = "could_not_play"  # another player could not play the table formed: back
+    PARTNER_COULD_NOT = "partner_could_not"  # their partner could not play it: the duo is out
     TAKEN = "taken"  # the player they invited queued without them (alone or with another)
 
 
@@ -427,7 +432,7 @@ class RankedService:
                 self.matchmaker = self.matchmaker.enqueue(
                     key, list(zip(players, ratings_, strict=True)), joined)
             await self._persist_queue()  # forgets the dropped tickets
-            for stored in await state.load_arenas(self.pool):
+            for stored in await state.load_arenas(self.pool, self.clock.now()):
                 event = ArenaEvent(stored.id, stored.variant, stored.arena, dict(stored.tables),
                                    saved=(stored.arena, dict(stored.tables)))
                 self.arenas[event.id] = event
@@ -661,8 +666,6 @@ class RankedService:
                 raise RankedError("bad_partner", "A duo partner is another player, in 2v2.")
             await self.eligible(user, self.settings.stake)
             now = self.clock.now()
-            self.news.pop(user, None)
-            self.last_seen[user] = now
             if partner is None:
                 rating = await self._rating(user, key)
                 self._enqueue(key, [(user, rating)], now)
@@ -678,6 +681,7 @@ class RankedService:
                                       "another queue: accept or decline that invitation.")
                 if invited is None or invited.partner != user or invited.key != key:
                     self.invitations[user] = Invitation(user, partner, key, now)
+                    self.news.pop(user, None)  # a new start: what came before is old news
                     self._wake()  # rounds run while it waits: its lapse is said
                     return self.status(user)
                 duo = [(partner, await self._rating(partner, key)),
@@ -685,6 +689,8 @@ class RankedService:
                 del self.invitations[partner]
                 self._enqueue(key, duo, now)
             await self._acknowledge(undo)
+            self.news.pop(user, None)  # a new start: what came before is old news
+            self.last_seen[user] = now
             log.info("ranked_queued", extra={"user": user, "variant": key.variant.value,
                                              "seats": key.seats, "partner": partner})
             self._wake()
@@ -705,9 +711,11 @@ class RankedService:
         """Puts the queues back as they are now."""
         matchmaker, formed, invitations = self.matchmaker, list(self.formed), dict(
             self.invitations)
+        news = dict(self.news)
 
         def undo() -> None:
             self.matchmaker, self.formed, self.invitations = matchmaker, formed, invitations
+            self.news = news
         return undo
 
     def _enqueue(self, key: QueueKey, players: list[tuple[int, float]], now: float) -> None:
@@ -715,11 +723,14 @@ class RankedService:
             self.matchmaker = self.matchmaker.enqueue(key, players, now)
         except MatchmakingError as exc:
             raise RankedError(exc.code, str(exc)) from exc
-        # the invitations still naming them lapse: their inviters are told (one waited ten
-        # minutes for a partner who had queued with someone else)
-        queued = {player for player, _ in players}
+        self._lapse_invitations_of({player for player, _ in players}, now)
+
+    def _lapse_invitations_of(self, players: set[int], now: float) -> None:
+        """`players` went elsewhere (a queue, an arena): the invitations still naming them
+        lapse, and their inviters are told (one waited ten minutes for a partner who had queued
+        with someone else)."""
         for inviter, invitation in list(self.invitations.items()):
-            if invitation.partner in queued:
+            if invitation.partner in players:
                 del self.invitations[inviter]
                 self.news[inviter] = News(NewsKind.TAKEN, invitation.partner, now)
 
@@ -915,11 +926,12 @@ class RankedService:
                     ticket.key, list(zip(ticket.players, ticket.ratings, strict=True)),
                     ticket.joined_at)
                 for player in ticket.players:
-                    self.news[player] = News(NewsKind.TABLE_UNDONE, min(refused), now)
+                    self.news[player] = News(NewsKind.COULD_NOT_PLAY, min(refused), now)
             else:
                 for player in ticket.players:
                     self.news[player] = (News(NewsKind.BUSY, player, now) if player in refused
-                                         else News(NewsKind.PARTNER_LEFT, min(refused), now))
+                                         else News(NewsKind.PARTNER_COULD_NOT, min(refused),
+                                                   now))
         log.info("ranked_table_dropped", extra={"refused": sorted(refused)})
         return False
 
@@ -969,7 +981,8 @@ class RankedService:
                 winner = None if termination is Termination.CANCELLED else end["winner_team"]
                 try:
                     # scored as of the match's end, as `_arena_counts` judged it
-                    event.arena = event.arena.finish(number, winner, now, abandoned)
+                    event.arena = event.arena.finish(number, winner, now, abandoned,
+                                                     gone=tuple(end.get("no_show", ())))
                 except ArenaError:
                     log.exception("arena_finish_failed", extra={"arena": arena_id})
                 try:
@@ -1031,6 +1044,8 @@ class RankedService:
                 raise RankedError(exc.code if exc.code != "not_open" else "arena_closed",
                                   str(exc)) from exc
             await self._acknowledge(partial(setattr, event, "arena", before), event)
+            # they cannot accept a duo invitation from an arena: those naming them lapse
+            self._lapse_invitations_of({user}, self.clock.now())
             self._wake()
             return event
 

@@ -114,8 +114,9 @@ async def close_arena(db: Db, arena_id: str) -> None:
         await conn.execute("DELETE FROM ranked_arena_tables WHERE arena_id = $1", arena_id)
 
 
-async def load_arenas(db: Db) -> list[StoredArena]:
-    """The arenas not closed yet, with their entrants and the tables still playing."""
+async def load_arenas(db: Db, now: float) -> list[StoredArena]:
+    """The arenas not closed yet, with their entrants and the tables still playing. How long
+    each entrant has waited is not stored: they all wait from `now` on (the start)."""
     events = await db.fetch(
         "SELECT id, variant, seats, starts_at, ends_at, next_table FROM ranked_arenas "
         "WHERE status = 'open' ORDER BY starts_at, id")
@@ -131,7 +132,7 @@ async def load_arenas(db: Db) -> list[StoredArena]:
             Entrant(r["user_id"], r["rating"], r["seq"], active=r["active"],
                     busy=r["user_id"] in busy, points=r["points"], wins=r["wins"],
                     games=r["games"], streak=r["streak"],
-                    last_opponents=tuple(r["last_opponents"]))
+                    last_opponents=tuple(r["last_opponents"]), free_since=now)
             for r in await db.fetch(
                 "SELECT user_id, seq, rating, active, points, wins, games, streak, "
                 "last_opponents FROM ranked_arena_entries WHERE arena_id = $1 ORDER BY seq",

@@ -648,8 +648,10 @@ function keyCheck(record, keyId, pins, refusedKeys, typed = null) {
     const { published, words } = publishedKey(record.public_key, typed.published);
     const signer = { key_id: keyId, published, words };
     if (pin) {
+      // the key typed signed it: "também" (as well as the typed one) has nothing to refer to
+      const said = words.replace(/^também /, "");
       return { name: "key", status: "pass", signer,
-        detail: `assinado pela chave que você digitou, ${keyId}${words ? `, que ${words}` : ""}` };
+        detail: `assinado pela chave que você digitou, ${keyId}${said ? `, que ${said}` : ""}` };
     }
     return { name: "key", status: "fail", signer,
       detail: `assinado por ${keyId}, não pela chave que você digitou (${pins.map((p) => p.key_id).join(", ")})${words ? `; ${keyId} ${words}` : ""}` };

@@ -161,10 +161,13 @@ async function explainRefusal() {
   try {
     await api("GET", `/ws/tables/${tableId}${query}`);
   } catch (err) {
-    if (err.code === "too_many_sockets") {
-      // too many table tabs open: say so, and keep trying (a tab closed elsewhere frees a place)
+    if (err.code === "too_many_sockets" || err.code === "too_many_connections") {
+      // too many table tabs open, or this table's socket opened too often lately: say so, and
+      // keep trying (a tab closed elsewhere frees a place; the other comes back in seconds)
       showError(err.message);
-      setConn("reconnecting", "Conexões demais abertas: feche outras abas de mesa.");
+      setConn("reconnecting", err.code === "too_many_sockets"
+        ? "Conexões demais abertas: feche outras abas de mesa."
+        : "Conexões demais com esta mesa: tentando de novo em instantes…");
       render();
       setTimeout(connect, state.reconnectDelay);
       state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
@@ -1374,7 +1377,7 @@ function spectatorText(table) {
   const free = (table.players ?? []).some((p) => p.name === null);
   if (table.status === "open") return free ? "" : "Mesa cheia: você está assistindo. Se um lugar vagar, você pode se sentar.";
   if (!free) return `Mesa cheia: você está assistindo${table.status === "playing" ? " à partida" : ""}.`;
-  return table.status === "playing" ? "A partida já começou: você está assistindo." : "Você está assistindo: você não está sentado nesta mesa.";
+  return table.status === "playing" ? "A partida já começou: você está assistindo." : "Você está assistindo (sem lugar nesta mesa).";
 }
 
 /** "1 vez seguida", "8 vezes seguidas". */
