@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -303,11 +303,8 @@ def back_to(page: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]
     return back
 
 
-# /me/hands lists the tables of `GET /api/me/tables` (30 a page, `?before=` its cursor) or one
-# table (`?table=`): the same page of tables, for their matches' seats
-HANDS_TABLES_PAGE: Final = 30
-HANDS_CURSOR: Final = re.compile(r"(0|[1-9][0-9]{0,17})-([0-9a-f]{16})")
-EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+# /me/hands lists the tables of `GET /api/me/tables` (its page size, `?before=` its cursor) or
+# one table (`?table=`): the same page of tables, for their matches' seats
 
 
 async def _hands_matches(request: web.Request, user: User) -> dict[str, list[dict[str, Any]]]:
@@ -316,14 +313,15 @@ async def _hands_matches(request: web.Request, user: User) -> dict[str, list[dic
     does. {table: [{number, seat (mine; null when I did not play that match), names (seat order;
     null for a bot), first_hand, last_hand}]}, for the tables where I played a match (matches
     started before their players were kept have none)."""
+    from server.live.api import PLAYED_PAGE, played_cursor
+
     asked = request.query.get("table")
     before = request.query.get("before")
     table = asked if asked is not None and TABLE_ID.fullmatch(asked) else None
     cursor: tuple[datetime, str] | None = None
-    if table is None and before is not None and (found := HANDS_CURSOR.fullmatch(before)):
-        try:
-            cursor = (EPOCH + timedelta(microseconds=int(found.group(1))), found.group(2))
-        except OverflowError:
+    if table is None and before is not None:
+        cursor = played_cursor(before)
+        if cursor is None:
             return {}
     rows = await request.app[POOL].fetch(
         "WITH mine AS ("
@@ -342,7 +340,7 @@ async def _hands_matches(request: web.Request, user: User) -> dict[str, list[dic
         " WHERE m.players IS NOT NULL AND h.first_hand IS NOT NULL"
         " ORDER BY m.table_id, m.number",
         user.id, table, None if cursor is None else cursor[0],
-        None if cursor is None else cursor[1], HANDS_TABLES_PAGE)
+        None if cursor is None else cursor[1], PLAYED_PAGE)
     out: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         out.setdefault(row["table_id"], []).append({

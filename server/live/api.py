@@ -197,6 +197,17 @@ PLAYED_CURSOR: Final = re.compile(r"(0|[1-9][0-9]{0,17})-([0-9a-f]{16})")
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def played_cursor(before: str) -> tuple[datetime, str] | None:
+    """A `before` of `GET /api/me/tables` (also /me/hands's), or None when it is not one."""
+    match = PLAYED_CURSOR.fullmatch(before)
+    if match is None:
+        return None
+    try:
+        return EPOCH + timedelta(microseconds=int(match.group(1))), match.group(2)
+    except OverflowError:
+        return None
+
+
 async def played_tables(request: web.Request) -> web.StreamResponse:
     """The tables where I played a match, newest first, closed ones too: a player who lost a
     table's id (a private table is never listed, a closed one leaves `mine`) can still reach
@@ -205,12 +216,8 @@ async def played_tables(request: web.Request) -> web.StreamResponse:
     before = request.query.get("before")
     cursor: tuple[datetime, str] | None = None
     if before is not None:
-        match = PLAYED_CURSOR.fullmatch(before)
-        try:
-            if match is None:
-                raise OverflowError
-            cursor = (EPOCH + timedelta(microseconds=int(match.group(1))), match.group(2))
-        except OverflowError:
+        cursor = played_cursor(before)
+        if cursor is None:
             raise ApiError(400, "bad_cursor",
                            "before is the `next` of the previous page.") from None
     # the page first, then its tables' hands counted (not every table the player ever had)
