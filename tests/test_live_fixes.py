@@ -281,6 +281,63 @@ async def test_in_first_answer_mode_a_bot_leaves_the_answer_to_its_human_partner
         await bia.close()
 
 
+async def test_in_first_answer_mode_a_bot_answers_when_its_human_partner_is_away(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    """The bot leaves a request to its human partner only while they are here: with their
+    page closed, it answers after its think time (not at the end of the partner's clock)."""
+    live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "paulista", 4, "training", mode="first")
+        tid = table["id"]
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
+        assert status == 200, body
+        a = await connect(ana, tid, 0)
+        b = await connect(bia, tid, 1)
+        a.autoplay = b.autoplay = False
+        await ana.post(f"/api/tables/{tid}/start")
+        raised: float | None = None
+        gone: float | None = None
+        for _ in range(400):
+            due = vclock.next_deadline
+            await vclock.advance(0.5 if due is None else min(0.5, max(0.0, due - vclock.now())))
+            for client in (b,) if gone is not None else (a, b):
+                for message in await drain(client):
+                    message["_at"] = vclock.now()
+            if gone is not None and (any(e["type"] in ("raise_accepted", "raise_declined")
+                                         and e["team"] == 0 for _, e in events(b))
+                                     or vclock.now() > gone + 5.0):
+                break
+            if gone is None and raised is not None and a.view and a.view["hand"]["request"]:
+                await a.ws.close()  # ana's page goes: the bot must answer for the team
+                gone = vclock.now()
+                continue
+            for client in (a, b) if gone is None else (b,):
+                view = client.view
+                if not view or not view["legal"] or client.acted_at == client.last_seq:
+                    continue
+                request = view["hand"]["request"]
+                raise_ = next((x for x in view["legal"] if x["do"] == "raise"), None)
+                if client is b and raise_ is not None and not request and raised is None:
+                    await act(b, raise_)
+                    raised = vclock.now()
+                    continue
+                if client is a and request:
+                    continue
+                try:
+                    await act(client, choose_action(view, client.rng))
+                except NothingToDo:
+                    continue
+        assert gone is not None, "ana's team was never asked"
+        answered = [(t, e) for t, e in events(b) if e["type"] in (
+            "raise_accepted", "raise_declined") and e["team"] == 0]
+        assert answered, "nobody answered for ana's team"
+        assert answered[0][0] <= gone + BOT_THINK + 0.5, (answered[0], gone)
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 def test_policy_gives_in_to_a_person_partner_whatever_the_seats() -> None:
     state = new_match(MatchConfig(Variant.PAULISTA, 4), first_dealer=0)
     deck = list(CANONICAL_DECK)
