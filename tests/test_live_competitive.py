@@ -4,7 +4,7 @@ handed over for settlement."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -42,14 +42,18 @@ async def _user_ids(live: Live, *names: str) -> list[int]:
     return [ids[name] for name in names]
 
 
+def _collecting(settled: list[MatchResult]) -> Callable[[MatchResult], Awaitable[None]]:
+    """A house's settler that keeps each finished match's result in `settled`."""
+    async def settle(result: MatchResult) -> None:
+        settled.append(result)
+    return settle
+
+
 async def test_ranked_clock_abandonment_and_settlement(live: Live,
                                                       vclock: VirtualClock) -> None:
     ana, bia = await players(live.base, "ana", "bia")
     settled: list[MatchResult] = []
-
-    async def settle(result: MatchResult) -> None:
-        settled.append(result)
-
+    settle = _collecting(settled)
     live.house.settler = settle
     try:
         assert live.app[LAUNCHER] is live.house
@@ -178,10 +182,7 @@ async def test_a_ranked_match_nobody_came_to_is_cancelled(live: Live,
     # who never came either
     ana, bia = await players(live.base, "ana", "bia")
     settled: list[MatchResult] = []
-
-    async def settle(result: MatchResult) -> None:
-        settled.append(result)
-
+    settle = _collecting(settled)
     live.house.settler = settle
     try:
         users = await _user_ids(live, "ana", "bia")
@@ -221,10 +222,7 @@ async def test_a_restart_while_a_ranked_match_waits_for_its_players_waits_again(
 
     second = await start_live(make_app, aiohttp_client, vclock)
     settled: list[MatchResult] = []
-
-    async def settle(result: MatchResult) -> None:
-        settled.append(result)
-
+    settle = _collecting(settled)
     second.house.settler = settle
     actor = second.house.tables[tid]
     assert actor.hand is None and actor.start_timer is not None

@@ -28,6 +28,7 @@ from tests.test_browser_tables import (  # noqa: F401  (the fixtures are used by
 )
 from tests.test_browser_tables import create_table as open_browser_table
 from tests.test_live_helpers import (
+    Player,
     SeatClient,
     connect,
     create_table,
@@ -73,6 +74,24 @@ async def act(client: SeatClient, action: dict[str, Any]) -> None:
                        "action": action})
 
 
+async def seated_pair(ana: Player, bia: Player, mode: str = "vote",
+                      human_seat: int = 0) -> tuple[SeatClient, SeatClient]:
+    """A 2x2 training table: ana at `human_seat` with a bot partner, bia across at seat 1, both
+    connected and moving by hand; started."""
+    table = await create_table(ana, "paulista", 4, "training", mode=mode)
+    tid = table["id"]
+    if human_seat != 0:
+        status, body = await ana.post(f"/api/tables/{tid}/seat", {"seat": human_seat})
+        assert status == 200, body
+    status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
+    assert status == 200, body
+    a = await connect(ana, tid, human_seat)
+    b = await connect(bia, tid, 1)
+    a.autoplay = b.autoplay = False
+    await ana.post(f"/api/tables/{tid}/start")
+    return a, b
+
+
 @pytest.mark.parametrize("human_seat", [0, 2], ids=["bot-partner-higher", "bot-partner-lower"])
 async def test_bot_partner_adopts_a_disagreeing_human_vote(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
@@ -81,18 +100,8 @@ async def test_bot_partner_adopts_a_disagreeing_human_vote(
     ana, bia = await players(live.base, "ana", "bia")
     partner = (human_seat + 2) % 4
     try:
-        table = await create_table(ana, "paulista", 4, "training")
-        tid = table["id"]
-        if human_seat != 0:
-            status, body = await ana.post(f"/api/tables/{tid}/seat", {"seat": human_seat})
-            assert status == 200, body
         # bia sits on the other team and raises at her first turn: ana's team must answer
-        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
-        assert status == 200, body
-        a = await connect(ana, tid, human_seat)
-        b = await connect(bia, tid, 1)
-        a.autoplay = b.autoplay = False
-        await ana.post(f"/api/tables/{tid}/start")
+        a, b = await seated_pair(ana, bia, human_seat=human_seat)
         # when ana voted, how many events she had seen then, the bot's vote and hers
         voted: tuple[float, int, str, str] | None = None
         for _ in range(300):
@@ -155,14 +164,7 @@ async def test_a_partner_changing_their_vote_does_not_hold_off_the_bots_vote(
     live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
     ana, bia = await players(live.base, "ana", "bia")
     try:
-        table = await create_table(ana, "paulista", 4, "training")
-        tid = table["id"]
-        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
-        assert status == 200, body
-        a = await connect(ana, tid, 0)
-        b = await connect(bia, tid, 1)
-        a.autoplay = b.autoplay = False
-        await ana.post(f"/api/tables/{tid}/start")
+        a, b = await seated_pair(ana, bia)
         first_vote: tuple[float, int] | None = None  # when ana first voted, events seen then
         last_vote = -1.0
         answered: tuple[float, dict[str, Any]] | None = None
@@ -229,14 +231,7 @@ async def test_in_first_answer_mode_a_bot_leaves_the_answer_to_its_human_partner
     live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
     ana, bia = await players(live.base, "ana", "bia")
     try:
-        table = await create_table(ana, "paulista", 4, "training", mode="first")
-        tid = table["id"]
-        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
-        assert status == 200, body
-        a = await connect(ana, tid, 0)
-        b = await connect(bia, tid, 1)
-        a.autoplay = b.autoplay = False
-        await ana.post(f"/api/tables/{tid}/start")
+        a, b = await seated_pair(ana, bia, mode="first")
         asked: float | None = None
         answered: list[tuple[float, dict[str, Any]]] = []
         for _ in range(400):
@@ -288,14 +283,7 @@ async def test_in_first_answer_mode_a_bot_answers_when_its_human_partner_is_away
     live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
     ana, bia = await players(live.base, "ana", "bia")
     try:
-        table = await create_table(ana, "paulista", 4, "training", mode="first")
-        tid = table["id"]
-        status, body = await bia.post(f"/api/tables/{tid}/join", {"seat": 1})
-        assert status == 200, body
-        a = await connect(ana, tid, 0)
-        b = await connect(bia, tid, 1)
-        a.autoplay = b.autoplay = False
-        await ana.post(f"/api/tables/{tid}/start")
+        a, b = await seated_pair(ana, bia, mode="first")
         raised: float | None = None
         gone: float | None = None
         for _ in range(400):
