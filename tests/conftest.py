@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import os
 import uuid
@@ -23,6 +24,7 @@ from server.app import create_app
 from server.clock import Clock, VirtualClock
 from server.config import Config
 from server.db import EmbeddedPostgres, migrate
+from server.live import HOUSE
 
 # one template per pytest-xdist worker: workers sharing a `DATABASE_URL` server never drop or
 # clone each other's template mid-run
@@ -100,11 +102,20 @@ def vclock() -> VirtualClock:
 AppFactory = Callable[..., web.Application]
 
 
+def _tables_idle(app: web.Application) -> bool:
+    house = app.get(HOUSE)
+    return house is None or all(actor.idle for actor in list(house.tables.values()))
+
+
 @pytest.fixture
 def make_app(config: Config) -> AppFactory:
     def factory(clock: Clock | None = None, **overrides: object) -> web.Application:
         cfg = dataclasses.replace(config, **overrides)  # type: ignore[arg-type]
-        return create_app(cfg, clock=clock, password_cost=MINIMUM)
+        app = create_app(cfg, clock=clock, password_cost=MINIMUM)
+        if isinstance(clock, VirtualClock):
+            # time moves on only once the tables have done what it woke (`VirtualClock.quiet`)
+            clock.quiet = functools.partial(_tables_idle, app)
+        return app
 
     return factory
 

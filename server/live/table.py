@@ -466,6 +466,7 @@ class TableActor:
         self._retry_delay = RETRY_FIRST
         self._queue: _Mailbox[tuple[Command, asyncio.Future[Any] | None] | _Contribution | None]
         self._queue = _Mailbox()
+        self._working = False  # a command is running (`idle`)
         self._task: asyncio.Task[None] | None = None
 
     # ----------------------------------------------------------------------------- the actor
@@ -491,6 +492,12 @@ class TableActor:
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queue.put((command, future))
         return await future
+
+    @property
+    def idle(self) -> bool:
+        """Nothing running and nothing queued (tests in virtual time wait for it), or asked from
+        the actor's own command (which the asker cannot wait for)."""
+        return (not self._working and not self._queue) or asyncio.current_task() is self._task
 
     def post(self, command: Command) -> None:
         """Queue `command` without waiting (timers, bots)."""
@@ -518,6 +525,7 @@ class TableActor:
                 command, future = item
                 futures = [] if future is None else [future]
             commits, self._ahead = self._commits, False
+            self._working = True
             try:
                 result = await command()
             except Exception as exc:
@@ -548,6 +556,8 @@ class TableActor:
                 for future in futures:
                     if not future.done():
                         future.set_result(result)
+            finally:
+                self._working = False
         # stopped: whatever is still queued will not run; its callers get a clear refusal
         while self._queue:
             rest = self._queue.get_nowait()
