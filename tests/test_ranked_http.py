@@ -1473,3 +1473,38 @@ async def test_the_login_wall_keeps_the_whole_page_address(house: House) -> None
     assert login.status == 303 and login.headers["Location"] == wanted
     page = await anonymous.get(wanted)
     assert page.status == 200
+
+
+async def test_a_refused_new_arena_names_its_field_and_keeps_the_form(house: House) -> None:
+    # the page said only "Dados da arena inválidos." whichever field it was, and the form came
+    # back with its defaults (a 2x2 Argentino of 3 hours became a 1x1 Paulista of 60 minutes)
+    op = await house.player("judge", operator=True)
+    sent = {"variant": "argentino", "seats": "4", "starts_in_minutes": "10", "minutes": "180"}
+    for name, value, said in (
+            ("minutes", "0", "De 1 a 1440 minutos"),
+            ("minutes", "1441", "De 1 a 1440 minutos"),
+            ("minutes", "uma hora", "De 1 a 1440 minutos"),
+            ("starts_in_minutes", "5000000000", "De 0 a 1440 minutos"),
+            ("seats", "3", "O formato é 1x1 ou 2x2."),
+            ("variant", "truco-gaudério", "Escolha uma das variantes")):
+        page = await op.post("/arena", form={**sent, name: value})
+        assert page.status == 400, (name, value)
+        text = await page.text()
+        assert "Dados da arena inválidos." in text
+        # said next to the field, which points at it; no other field is marked
+        assert f'<p class="error" role="alert" id="arena-{name}-error">{said}' in text, text
+        assert text.count('aria-invalid="true"') == 1
+        assert f'aria-invalid="true" aria-describedby="arena-{name}-error"' in text
+        # the form keeps what was sent
+        if name != "variant":
+            assert '<option value="argentino" selected>' in text
+        if name != "seats":
+            assert '<option value="4" selected>2x2</option>' in text
+        if name != "minutes":
+            assert 'name="minutes" type="number" min="1" max="1440" value="180"' in text
+        if name != "starts_in_minutes":
+            assert 'name="starts_in_minutes" type="number" min="0" max="1440" value="10"' in text
+    assert (await op.json("/api/ranked/arenas"))["arenas"] == []
+    # a fresh page has the defaults and marks nothing
+    text = await (await op.get("/arena")).text()
+    assert 'aria-invalid' not in text and 'value="60"' in text and "<option value=\"4\">" in text

@@ -1004,33 +1004,67 @@ async def api_arenas(request: web.Request) -> web.StreamResponse:
     return web.json_response(await _arenas(request, api_require_user(request)))
 
 
+# what the arena form's page says of each refused field, next to it
+ARENA_FIELD_PT: Final = {
+    "variant": "Escolha uma das variantes: Paulista, Mineiro ou Argentino.",
+    "seats": "O formato é 1x1 ou 2x2.",
+    "starts_in_minutes": (f"De 0 a {MAX_ARENA_LEAD_MINUTES} minutos (24 horas), "
+                          "em número inteiro."),
+    "minutes": f"De 1 a {MAX_ARENA_MINUTES} minutos (24 horas), em número inteiro.",
+}
+
+
+class ArenaFieldError(RankedError):
+    """A refused field of a new arena (`field`: the form's name for it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__("bad_arena", message)
+        self.field = field
+
+
+class ArenaFieldRefused(ApiError):
+    """A new arena's form field that is no whole number: its `bad_filter` refusal, naming the
+    field for the form's page."""
+
+    def __init__(self, field: str, refused: ApiError) -> None:
+        assert refused.text is not None
+        super().__init__(refused.status_code, refused.error_code,
+                         json.loads(refused.text)["message"])
+        self.field = field
+
+
 async def _create_arena(request: web.Request, body: Mapping[str, Any]) -> ArenaEvent:
     variant = body.get("variant")
     if not isinstance(variant, str) or variant not in set(Variant):
-        raise RankedError("bad_arena", "Unknown variant.")
+        raise ArenaFieldError("variant", "Unknown variant.")
     # a form's fields are text (400 `bad_filter` when not a whole number); in JSON each of these
     # is a number when given (`"2"`, `"30"`, `2.0`, `true`, `null`: 400 `bad_arena`)
     typed = request.content_type == "application/json"
 
     def number(name: str, default: int, what: str) -> int:
         if not typed:
-            value = _int(body.get(name), name, default)
+            try:
+                value = _int(body.get(name), name, default)
+            except ApiError as exc:
+                raise ArenaFieldRefused(name, exc) from exc
             assert value is not None
             return value
         value = body.get(name, default)
         if type(value) is not int:
-            raise RankedError("bad_arena", f"{name} is {what} (a number).")
+            raise ArenaFieldError(name, f"{name} is {what} (a number).")
         return value
 
     seats = number("seats", 2, "2 or 4")
     starts_in = number("starts_in_minutes", 0, f"0 to {MAX_ARENA_LEAD_MINUTES}")
     minutes = number("minutes", 60, f"1 to {MAX_ARENA_MINUTES}")
+    if seats not in (2, 4):
+        raise ArenaFieldError("seats", "Arena tables have 2 or 4 seats.")
     if not 0 <= starts_in <= MAX_ARENA_LEAD_MINUTES:
-        raise RankedError("bad_arena", "An arena starts within "
-                                       f"{MAX_ARENA_LEAD_MINUTES} minutes (24 hours).")
+        raise ArenaFieldError("starts_in_minutes", "An arena starts within "
+                              f"{MAX_ARENA_LEAD_MINUTES} minutes (24 hours).")
     if not 0 < minutes <= MAX_ARENA_MINUTES:
-        raise RankedError("bad_arena", "An arena lasts more than 0 and at most "
-                                       f"{MAX_ARENA_MINUTES} minutes (24 hours).")
+        raise ArenaFieldError("minutes", "An arena lasts more than 0 and at most "
+                              f"{MAX_ARENA_MINUTES} minutes (24 hours).")
     now = _service(request).clock.now()
     begin = now + 60 * starts_in
     return await _service(request).create_arena(Variant(variant), seats, begin,
@@ -1318,7 +1352,10 @@ async def leaderboard_page(request: web.Request) -> web.Response:
 
 
 async def arena_page(request: web.Request, *, error: str | None = None,
-                     status: int = 200) -> web.Response:
+                     status: int = 200, form: Mapping[str, Any] | None = None,
+                     form_errors: Mapping[str, str] | None = None) -> web.Response:
+    """The arenas; for an operator whose new arena was refused, the form as it was sent
+    (`form`), with what each refused field takes next to it (`form_errors`)."""
     user = _page_user(request)
     data = await _arenas(request, user)
     for event in data["arenas"]:
@@ -1335,7 +1372,9 @@ async def arena_page(request: web.Request, *, error: str | None = None,
     return render(request, "ranked/arena.html", status=status, error=error,
                   arenas=data["arenas"], variants={v.value: n for v, n in VARIANT_PT.items()},
                   my_table=table, following=following, refresh=ARENA_PAGE_REFRESH,
-                  pause=_duration_pt(paused) if paused > 0 else None)
+                  pause=_duration_pt(paused) if paused > 0 else None,
+                  form={k: str(v) for k, v in (form or {}).items() if k != "csrf"},
+                  form_errors=form_errors or {})
 
 
 def _arena_form(join: bool) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -1365,11 +1404,17 @@ async def arena_create_form(request: web.Request) -> web.StreamResponse:
     checked = _page_operator(request, "/arena")
     if isinstance(checked, web.Response):
         return checked
+    body = await read_body(request)
     try:
-        await _create_arena(request, await read_body(request))
+        await _create_arena(request, body)
     except (StoreError, ApiError) as exc:
+        # the refused field is said next to it, and the form keeps what was sent
+        field = getattr(exc, "field", None)
+        if field in ARENA_FIELD_PT:
+            return await arena_page(request, error=ERROR_PT["bad_arena"], status=400,
+                                    form=body, form_errors={field: ARENA_FIELD_PT[field]})
         return await arena_page(request, error=_pt(exc) if isinstance(exc, StoreError)
-                                else ERROR_PT["bad_arena"], status=400)
+                                else ERROR_PT["bad_arena"], status=400, form=body)
     return _see_other("/arena")
 
 
