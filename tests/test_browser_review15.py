@@ -95,6 +95,13 @@ async def test_on_a_phone_the_absence_notice_the_way_back_and_errors_are_in_sigh
                 "pending": table.deadlines()})
     await expect(page.locator("#notice")).to_be_hidden()
     await expect(page.locator("#my-hand")).to_be_focused()
+    # the streak stands until I act myself: its count stays where I look, above my cards
+    await expect(page.locator("#streak-notice")).to_contain_text("O relógio agiu por você")
+    await in_sight(page, "#streak-notice")
+    card = await page.locator("#my-hand button").first.bounding_box()
+    alerts = await page.locator("#table-alerts").bounding_box()
+    assert card is not None and alerts is not None
+    assert card["y"] >= alerts["y"] + alerts["height"] - 1, (card, alerts)
     await page.context.close()
 
     # on a wide screen nothing sticks: the notice stays above the board, in the page's flow
