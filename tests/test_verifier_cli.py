@@ -580,7 +580,9 @@ def test_a_trickling_server_meets_the_total_deadline(capsys, raw_server, monkeyp
     monkeypatch.setattr("verifier.sources.URL_TIMEOUT_SECONDS", 1.5)
     started = time.monotonic()
     status, _, err = run(capsys, "hand", f"{raw_server}{path}")
-    assert time.monotonic() - started < 5
+    # without the total deadline a trickling server holds the verifier for ever: a wide bound
+    # tells that apart on however loaded a machine
+    assert time.monotonic() - started < 20
     assert status == 2 and "no complete answer within 1.5 s" in err
 
 

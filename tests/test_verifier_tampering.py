@@ -452,7 +452,7 @@ def test_a_huge_chain_index_fails_before_any_hashing():
     )
     started = time.monotonic()
     report = check_chain([anchor, bare_record(MAX_HAND_NUMBER, bytes(range(32)))], pinned=[KEY])
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # 4 billion hashes take hours: a wide bound tells
     reason = report.entries[1].check(CheckName.SEED_CHAIN).reason
     assert report.entries[1].check(CheckName.SEED_CHAIN).failed and "past its end" in reason
 
