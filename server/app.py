@@ -75,6 +75,7 @@ class ApiError(web.HTTPException):
                  extra: dict[str, Any] | None = None):
         self.status_code = status
         self.error_code = code
+        self.message = message
         super().__init__(
             text=json.dumps({"error": code, "message": message, **(extra or {})}),
             content_type="application/json",

@@ -49,12 +49,21 @@ def _collecting(settled: list[MatchResult]) -> Callable[[MatchResult], Awaitable
     return settle
 
 
+async def _settled_after(vclock: VirtualClock, settled: list[MatchResult],
+                         seconds: float) -> None:
+    """Move the clock `seconds` on, then a little at a time until a match is settled."""
+    await vclock.advance(seconds)
+    for _ in range(50):
+        if settled:
+            return
+        await vclock.advance(0.1)
+
+
 async def test_ranked_clock_abandonment_and_settlement(live: Live,
                                                       vclock: VirtualClock) -> None:
     ana, bia = await players(live.base, "ana", "bia")
     settled: list[MatchResult] = []
-    settle = _collecting(settled)
-    live.house.settler = settle
+    live.house.settler = _collecting(settled)
     try:
         assert live.app[LAUNCHER] is live.house
         users = await _user_ids(live, "ana", "bia")
@@ -182,16 +191,11 @@ async def test_a_ranked_match_nobody_came_to_is_cancelled(live: Live,
     # who never came either
     ana, bia = await players(live.base, "ana", "bia")
     settled: list[MatchResult] = []
-    settle = _collecting(settled)
-    live.house.settler = settle
+    live.house.settler = _collecting(settled)
     try:
         users = await _user_ids(live, "ana", "bia")
         tid = await live.house.launch(TableKind.RANKED, Variant.PAULISTA, 2, users, stake=50)
-        await vclock.advance(15.0)
-        for _ in range(50):
-            if settled:
-                break
-            await vclock.advance(0.1)
+        await _settled_after(vclock, settled, 15.0)
         (result,) = settled
         assert result.termination is Termination.CANCELLED and result.winner_team is None
         assert result.forfeit_seat is None
@@ -222,15 +226,10 @@ async def test_a_restart_while_a_ranked_match_waits_for_its_players_waits_again(
 
     second = await start_live(make_app, aiohttp_client, vclock)
     settled: list[MatchResult] = []
-    settle = _collecting(settled)
-    second.house.settler = settle
+    second.house.settler = _collecting(settled)
     actor = second.house.tables[tid]
     assert actor.hand is None and actor.start_timer is not None
     assert actor.table_json(None)["first_deal_by_ms"] == ms(vclock.now() + 15.0)
-    await vclock.advance(15.0)
-    for _ in range(50):
-        if settled:
-            break
-        await vclock.advance(0.1)
+    await _settled_after(vclock, settled, 15.0)
     (result,) = settled
     assert result.termination is Termination.CANCELLED and set(result.no_show) == set(users)

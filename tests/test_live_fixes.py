@@ -5,6 +5,7 @@ unparseable nesting) answer as the protocol says."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -84,6 +85,13 @@ async def act(client: SeatClient, action: dict[str, Any]) -> None:
                        "action": action})
 
 
+async def play_policy(client: SeatClient) -> None:
+    """The bots' policy's move on `client`'s view, if it has one to make now."""
+    assert client.view is not None
+    with contextlib.suppress(NothingToDo):
+        await act(client, choose_action(client.view, client.rng))
+
+
 async def seated_pair(ana: Player, bia: Player, mode: str = "vote",
                       human_seat: int = 0) -> tuple[SeatClient, SeatClient]:
     """A 2x2 training table: ana at `human_seat` with a bot partner, bia across at seat 1, both
@@ -141,10 +149,7 @@ async def test_bot_partner_adopts_a_disagreeing_human_vote(
                 if client is b and raise_ is not None and not request:
                     await act(b, raise_)
                     continue
-                try:
-                    await act(client, choose_action(view, client.rng))
-                except NothingToDo:
-                    continue
+                await play_policy(client)
         assert voted is not None, "ana's team was never asked"
         at, seen, bot_vote, human_vote = voted
         assert bot_vote != human_vote
@@ -215,10 +220,7 @@ async def test_a_partner_changing_their_vote_does_not_hold_off_the_bots_vote(
                     continue
                 if client is a and first_vote is not None:
                     continue  # after the vote: nothing more of ana's is needed
-                try:
-                    await act(client, choose_action(view, client.rng))
-                except NothingToDo:
-                    continue
+                await play_policy(client)
         assert first_vote is not None, "ana's team was never asked"
         assert answered is not None, "the team never answered"
         votes = [e for _, e in events(a)[first_vote[1]:]
@@ -268,10 +270,7 @@ async def test_in_first_answer_mode_a_bot_leaves_the_answer_to_its_human_partner
                 if client is b and raise_ is not None and not request and asked is None:
                     await act(b, raise_)
                     continue
-                try:
-                    await act(client, choose_action(view, client.rng))
-                except NothingToDo:
-                    continue
+                await play_policy(client)
         assert asked is not None, "ana's team was never asked"
         assert not answered, "the bot answered for its human partner"
         # ana answers herself
@@ -324,10 +323,7 @@ async def test_in_first_answer_mode_a_bot_answers_when_its_human_partner_is_away
                     continue
                 if client is a and request:
                     continue
-                try:
-                    await act(client, choose_action(view, client.rng))
-                except NothingToDo:
-                    continue
+                await play_policy(client)
         assert gone is not None, "ana's team was never asked"
         answered = [(t, e) for t, e in events(b) if e["type"] in (
             "raise_accepted", "raise_declined") and e["team"] == 0]

@@ -1258,16 +1258,15 @@ class TableActor:
         for seat in self._human_seats():
             if not self.connected(seat):
                 self._watch_empty(seat)
-        if (self.hand is None and self.kind.competitive and self.last_hand == 0
-                and self.status is TableStatus.PLAYING and not self._everyone_here()):
-            # a ranked or arena match still waiting for its players (its first deal): it waits
-            # again, in full (dealt at once, the clocks ran for seats nobody had open yet, and
-            # nobody coming no longer cancelled it)
-            self._entropy_grace = 0.0
-            self._wait_for_players()
-            return
         try:
-            await self._go_on()
+            if (self.hand is None and self.kind.competitive and self.last_hand == 0
+                    and self.status is TableStatus.PLAYING and not self._everyone_here()):
+                # a ranked or arena match still waiting for its players (its first deal): it
+                # waits again, in full (dealt at once, the clocks ran for seats nobody had open
+                # yet, and nobody coming no longer cancelled it)
+                self._wait_for_players()
+            else:
+                await self._go_on()
         finally:
             self._entropy_grace = 0.0  # for a window opened now only
 

@@ -14,7 +14,6 @@ message in pt-BR on the page (forms, which work without JavaScript).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -656,7 +655,7 @@ def _field(name: str, parse: Callable[[], Any]) -> Any:
     try:
         return parse()
     except ApiError as exc:
-        raise FilterError(name, json.loads(exc.text or "{}").get("message", "")) from None
+        raise FilterError(name, exc.message) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1015,21 +1014,11 @@ ARENA_FIELD_PT: Final = {
 
 
 class ArenaFieldError(RankedError):
-    """A refused field of a new arena (`field`: the form's name for it)."""
+    """A refused field of a new arena (`field`: the form's name for it): `bad_arena`, or
+    `bad_filter` for a form's field that is no whole number."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__("bad_arena", message)
-        self.field = field
-
-
-class ArenaFieldRefused(ApiError):
-    """A new arena's form field that is no whole number: its `bad_filter` refusal, naming the
-    field for the form's page."""
-
-    def __init__(self, field: str, refused: ApiError) -> None:
-        assert refused.text is not None
-        super().__init__(refused.status_code, refused.error_code,
-                         json.loads(refused.text)["message"])
+    def __init__(self, field: str, message: str, code: str = "bad_arena") -> None:
+        super().__init__(code, message)
         self.field = field
 
 
@@ -1046,7 +1035,7 @@ async def _create_arena(request: web.Request, body: Mapping[str, Any]) -> ArenaE
             try:
                 value = _int(body.get(name), name, default)
             except ApiError as exc:
-                raise ArenaFieldRefused(name, exc) from exc
+                raise ArenaFieldError(name, exc.message, exc.error_code) from exc
             assert value is not None
             return value
         value = body.get(name, default)
@@ -1409,10 +1398,9 @@ async def arena_create_form(request: web.Request) -> web.StreamResponse:
         await _create_arena(request, body)
     except (StoreError, ApiError) as exc:
         # the refused field is said next to it, and the form keeps what was sent
-        field = getattr(exc, "field", None)
-        if field in ARENA_FIELD_PT:
+        if isinstance(exc, ArenaFieldError):
             return await arena_page(request, error=ERROR_PT["bad_arena"], status=400,
-                                    form=body, form_errors={field: ARENA_FIELD_PT[field]})
+                                    form=body, form_errors={exc.field: ARENA_FIELD_PT[exc.field]})
         return await arena_page(request, error=_pt(exc) if isinstance(exc, StoreError)
                                 else ERROR_PT["bad_arena"], status=400, form=body)
     return _see_other("/arena")
