@@ -64,6 +64,19 @@ async def drain_until(clients: list[SeatClient], check: Callable[[], bool],
     raise AssertionError("the expected messages did not come")
 
 
+async def dealt(clients: list[SeatClient], seconds: float = 15.0) -> SeatClient:
+    """Each client sends its entropy as asked; once the hand is dealt (however long a loaded
+    machine takes to write the contributions), the one client with a move to make."""
+    for _ in range(int(seconds / 0.1)):
+        for client in clients:
+            await drain(client, react=True)
+        movers = [c for c in clients if c.view and c.view["legal"]]
+        if movers:
+            (mover,) = movers
+            return mover
+    raise AssertionError("the hand was not dealt")
+
+
 async def run_clock(vclock: VirtualClock, client: SeatClient, step: float,
                     until: Callable[[], bool], limit: int = 400, react: bool = False) -> None:
     """Move virtual time (straight to the next timer, at most `step` at once) until `until`."""
@@ -491,10 +504,7 @@ async def test_team_vote_runs_out(live: Live, vclock: VirtualClock) -> None:
         for client in clients:
             client.autoplay = False
         await people[0].post(f"/api/tables/{tid}/start")
-        for _ in range(2):  # entropy from all, then the deal
-            for client in clients:
-                await drain(client, react=True)
-        (mover,) = [c for c in clients if c.view and c.view["legal"]]
+        mover = await dealt(clients)
         assert mover.seat is not None
         await mover.send({"type": "action", "id": "t", "action": {"do": "raise"}})
         for client in clients:
@@ -539,10 +549,7 @@ async def _four_at_a_raise(live: Live) -> tuple[list[Player], str, list[SeatClie
     for client in clients:
         client.autoplay = False
     await people[0].post(f"/api/tables/{tid}/start")
-    for _ in range(2):
-        for client in clients:
-            await drain(client, react=True)
-    (mover,) = [c for c in clients if c.view and c.view["legal"]]
+    mover = await dealt(clients)
     await mover.send({"type": "action", "id": "t", "action": {"do": "raise"}})
     for client in clients:
         await drain(client)
