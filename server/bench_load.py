@@ -81,6 +81,7 @@ TARGET_P99 = 0.050
 TARGET_LATENESS = 0.100
 TARGET_BYTES_PER_PLAYER = 50_000  # the issue's 50 KB, read strictly: 48.8 KiB
 TARGET_FULL_SPEED = 5000.0
+LOBBY_REFRESH = 4.0  # seconds between a lobby page's refreshes (server/static/js/lobby.js)
 NAME_PREFIX = "load"
 PASSWORD_PREFIX = "bench-load"
 SERVER_START_TIMEOUT = 90.0
@@ -337,6 +338,7 @@ class WorkerPlan:
     start_spread: float
     setup_concurrency: int
     seed: int
+    lobby: int = 0  # of this worker's players, how many also have the lobby open (`--lobby`)
 
 
 @dataclass
@@ -374,6 +376,23 @@ async def _audit(dsn: str, runs: Sequence[TableRun]) -> None:
         audit_table(run, records.get(run.table_id, {}), durable.get(run.table_id, {}))
 
 
+async def _lobby_tab(session: BotSession, stats: RunStats, rng: random.Random) -> None:
+    """A player's lobby page, open beside their table: both of its lists at once, every
+    `LOBBY_REFRESH` seconds, as lobby.js asks for them."""
+    await asyncio.sleep(rng.uniform(0, LOBBY_REFRESH))
+    while True:
+        started = time.perf_counter()
+        try:
+            await asyncio.gather(session.request("GET", "/api/tables"),
+                                 session.request("GET", "/api/tables?mine=1"))
+        except (ProtocolError, Unreachable) as exc:
+            stats.errors[f"lobby_{type(exc).__name__}"] += 1
+        else:
+            if stats.recording:
+                stats.lobby.append(time.perf_counter() - started)
+        await asyncio.sleep(max(0.0, LOBBY_REFRESH - (time.perf_counter() - started)))
+
+
 async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable[[int], None],
                        go: EventType, record: EventType, stop: EventType) -> None:
     stats = result.stats
@@ -405,6 +424,7 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
                 stats.errors[f"setup_{type(exc).__name__}{code}"] += 1
 
     tasks: list[asyncio.Task[None]] = []
+    tabs: list[asyncio.Task[None]] = []
     try:
         await asyncio.gather(*(seat(t) for t in worker.tables))
         result.tables = len(runs)
@@ -412,6 +432,8 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
         ready(len(runs))
         await _until(go)
         tasks = [asyncio.create_task(s.play()) for run in runs for s in run.seats]
+        tabs = [asyncio.create_task(_lobby_tab(bot.session, stats, rng))
+                for bot in [bot for run in runs for bot in run.seats][:worker.lobby]]
 
         async def start(run: TableRun) -> None:
             # spread the starts, so the tables do not all act in the same instant
@@ -423,6 +445,9 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
         stats.recording = True
         await _until(stop)
         stats.recording = False
+        for tab in tabs:
+            tab.cancel()
+        await asyncio.gather(*tabs, return_exceptions=True)
         for run in runs:
             run.stopping = True
         await asyncio.sleep(DRAIN_SECONDS)
@@ -432,7 +457,7 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
                 stats.errors[f"client_{type(outcome).__name__}"] += 1
         await _audit(worker.dsn, runs)
     finally:
-        for task in tasks:
+        for task in (*tasks, *tabs):
             task.cancel()
         for session in sessions:
             await session.close()
@@ -467,6 +492,7 @@ class Options:
     absent_share: float
     keep: Path | None
     profile: Path | None  # a folder for py-spy profiles of the server during the window
+    lobby: int = 0  # players who also have the lobby open
 
 
 @dataclass
@@ -557,7 +583,9 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
                 base=str(server.base), dsn=dsn, plan=plan,
                 tables=tuple(range(index, tables, workers)), sleepers=sleepers,
                 start_spread=max(pace, 0.5), setup_concurrency=concurrency,
-                seed=tables * 1000 + index)
+                seed=tables * 1000 + index,
+                lobby=min(options.lobby, tables * seats) // workers
+                + (index < min(options.lobby, tables * seats) % workers))
             proc: multiprocessing.process.BaseProcess = context.Process(
                 target=_worker, args=(worker, index, queue, go, record, stop),
                 name=f"bench-load-client-{index}", daemon=True)
@@ -679,6 +707,11 @@ def report(result: ScaleResult, options: Options) -> None:
           f"events {stats.lost_events}, the written rows {stats.lost_durable}, the hand records "
           f"{stats.lost_records}); sent but unanswered at the stop: {stats.unacked}  "
           f"[target 0: {_verdict(stats.lost == 0)}]", flush=True)
+    if options.lobby:
+        print(f"lobby: {min(options.lobby, result.players)} players with the lobby open beside "
+              f"their table, both lists every {LOBBY_REFRESH:g} s: p50 "
+              f"{_ms(percentile(stats.lobby, 50))}, p99 {_ms(percentile(stats.lobby, 99))} "
+              f"({len(stats.lobby)} refreshes)", flush=True)
 
 
 # --- the command line -----------------------------------------------------------------------------
@@ -738,6 +771,10 @@ def _parser() -> UsageParser:
     parser.add_argument("--absent-share", type=number_between(0, 1), default=None,
                         help="share of tables with a sleeping seat (default 0.05 paced, 0 at "
                         "full speed)")
+    parser.add_argument("--lobby", type=int, default=0,
+                        help="of the players, how many also have the lobby page open, refreshing"
+                        f" its two lists every {LOBBY_REFRESH:g} s as a browser does: the time a"
+                        " refresh takes is printed (default 0)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the data (database, server logs) in this new folder")
     parser.add_argument("--profile", type=Path, default=None,
@@ -753,6 +790,8 @@ def _options(argv: list[str]) -> Options:
         raise UsageError("--clients is 1..64 (0: automatic)")
     if args.keep is not None and args.keep.exists():
         raise UsageError(f"--keep {args.keep}: the folder already exists")
+    if args.lobby < 0:
+        raise UsageError("--lobby is a number of players, 0 or more")
     if args.profile is not None and py_spy() is None:
         raise UsageError("--profile needs py-spy (pip install py-spy)")
     rate = None if args.full_speed else args.rate
@@ -761,7 +800,7 @@ def _options(argv: list[str]) -> Options:
     players = max(args.tables) * args.seats
     clients = args.clients or max(1, round(players / 2500))
     return Options(args.tables, rate, args.seconds, args.warmup, args.variant, args.seats,
-                   clients, share, args.keep, args.profile)
+                   clients, share, args.keep, args.profile, args.lobby)
 
 
 def main(argv: list[str]) -> int:
@@ -786,7 +825,9 @@ def main(argv: list[str]) -> int:
             else f"paced, {options.rate:g} action/s per table")
     print(f"{placement}; {mode}; {options.seats}-seat {options.variant} private tables; "
           f"{options.warmup:g} s warm-up, {options.seconds:g} s window; {options.clients} client "
-          f"process(es); {options.absent_share:.0%} of tables with a sleeping seat", flush=True)
+          f"process(es); {options.absent_share:.0%} of tables with a sleeping seat"
+          + (f"; {options.lobby} players with the lobby open" if options.lobby else ""),
+          flush=True)
     work = options.keep if options.keep is not None else Path(
         tempfile.mkdtemp(prefix="barajamos-load-"))
     work.mkdir(parents=True, exist_ok=True)

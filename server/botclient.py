@@ -234,6 +234,7 @@ class RunStats:
     raced: Counter[str] = field(default_factory=Counter)
     latencies: list[float] = field(default_factory=list)  # action sent -> event at every seat
     lateness: list[float] = field(default_factory=list)  # deadline -> automatic action seen
+    lobby: list[float] = field(default_factory=list)  # a lobby page's refresh (`bench load`)
     audited: int = 0
     lost_events: int = 0
     lost_records: int = 0
@@ -260,6 +261,7 @@ class RunStats:
         self.raced.update(other.raced)
         self.latencies.extend(other.latencies)
         self.lateness.extend(other.lateness)
+        self.lobby.extend(other.lobby)
         self.tables.extend(other.tables)
 
 

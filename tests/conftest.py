@@ -107,11 +107,27 @@ def _tables_idle(app: web.Application) -> bool:
     return house is None or all(actor.idle for actor in list(house.tables.values()))
 
 
+async def _seating_indexed(app: web.Application) -> None:
+    """At every test app's shutdown: the house's index of who sits where (`House.tables_of`)
+    is what a scan of every served table finds, whatever the test did to its tables."""
+    house = app.get(HOUSE)
+    if house is None:
+        return
+    scanned: dict[int, list[str]] = {}
+    for actor in house.tables.values():
+        for user_id in dict.fromkeys(s.user_id for s in actor.seats if s.user_id is not None):
+            scanned.setdefault(user_id, []).append(actor.id)
+    indexed = {user_id: [actor.id for actor in house.tables_of(user_id)]
+               for user_id in house.seated_users()}
+    assert indexed == scanned, "the house's seating index went out of step with its tables"
+
+
 @pytest.fixture
 def make_app(config: Config) -> AppFactory:
     def factory(clock: Clock | None = None, **overrides: object) -> web.Application:
         cfg = dataclasses.replace(config, **overrides)  # type: ignore[arg-type]
         app = create_app(cfg, clock=clock, password_cost=MINIMUM)
+        app.on_shutdown.insert(0, _seating_indexed)
         if isinstance(clock, VirtualClock):
             # time moves on only once the tables have done what it woke (`VirtualClock.quiet`)
             clock.quiet = functools.partial(_tables_idle, app)

@@ -56,7 +56,7 @@ async def test_a_worker_plays_records_and_audits(make_app: AppFactory,
         # table 2's accounts were never made: its logins fail as a seating at overload would,
         # and the worker goes on with the other two, reporting it
         worker = WorkerPlan(str(base), dsn, plan, tables=(0, 1, 2), sleepers=frozenset(),
-                            start_spread=0.05, setup_concurrency=2, seed=3)
+                            start_spread=0.05, setup_concurrency=2, seed=3, lobby=2)
         result = WorkerResult(0)
         ready: list[int] = []
         go, record, stop = multiprocessing.Event(), multiprocessing.Event(), multiprocessing.Event()
@@ -67,7 +67,9 @@ async def test_a_worker_plays_records_and_audits(make_app: AppFactory,
         assert before.connected == 8 and before.actions == 0
         go.set()
         record.set()
-        await _until(lambda: result.stats.window_actions >= 40 or task.done())
+        # two of the players also have the lobby open (each refreshes within 4 s)
+        await _until(lambda: (result.stats.window_actions >= 40 and len(result.stats.lobby) >= 2)
+                     or task.done())
         during = await scrape(base)
         assert during.live_tables == 2
         stop.set()
@@ -89,6 +91,7 @@ async def test_a_worker_plays_records_and_audits(make_app: AppFactory,
         assert sum(applied.values()) - applied.get("timeout", 0.0) == stats.actions
         assert after.connected == 0  # the bots closed their sockets
         assert 0 < len(stats.latencies) <= stats.window_actions <= stats.actions
+        assert len(stats.lobby) >= 2 and all(0 < took < 10 for took in stats.lobby)
         assert after.batch_count > 0 and after.batch_sum >= after.batch_count
     finally:
         if server is not None:
@@ -131,6 +134,7 @@ def test_histogram_quantiles_between_two_scrapes() -> None:
     ["--clients", "99"],
     ["--absent-share", "2"],
     ["--seats", "3"],
+    ["--lobby", "-1"],
 ])
 def test_bad_usage_is_one_line_and_exit_2(argv: list[str],
                                           capsys: pytest.CaptureFixture[str]) -> None:

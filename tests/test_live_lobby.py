@@ -523,3 +523,53 @@ async def test_one_player_cannot_start_tables_without_end(live: Live) -> None:
         await create_table(ana, "paulista", 2, "training")
     finally:
         await _close(ana, bia)
+
+
+async def test_my_tables_follow_every_seat_change_and_a_restart(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # "my tables" and the per-user limits read the house's index of who sits where (they
+    # scanned every table); every test app also checks the index against a scan at shutdown
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(first.base, "ana", "bia")
+
+    async def mine(person: Player) -> list[str]:
+        status, body = await person.get("/api/tables?mine=1")
+        assert status == 200
+        return [t["id"] for t in body["tables"]]
+
+    try:
+        own = (await create_table(ana, "paulista", 2, "private"))["id"]
+        theirs = await create_table(bia, "mineiro", 4, "private")
+        other = theirs["id"]
+        assert await mine(ana) == [own] and await mine(bia) == [other]
+        status, _ = await ana.post(f"/api/tables/{other}/join", {"invite": theirs["invite"]})
+        assert status == 200
+        assert await mine(ana) == [own, other]  # in the order the tables were opened
+        status, _ = await ana.post(f"/api/tables/{other}/seat", {"seat": 3})
+        assert status == 200
+        assert await mine(ana) == [own, other]
+        status, _ = await ana.post(f"/api/tables/{own}/leave")  # her own table closes
+        assert status == 200
+        assert await mine(ana) == [other]
+        status, _ = await bia.post(f"/api/tables/{other}/leave")
+        assert status == 200
+        assert await mine(bia) == [] and await mine(ana) == [other]
+        again = (await create_table(bia, "argentino", 2, "training"))["id"]
+    finally:
+        await _close(ana, bia)
+    await first.client.close()
+
+    second = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await Player(second.base, "ana").login(), await Player(second.base, "bia").login()
+    try:
+        # the rebuilt tables are found by their players, and count against their limits
+        assert await mine(ana) == [other] and await mine(bia) == [again]
+        limit = second.house.settings.max_open_tables
+        for _ in range(limit - 1):
+            await create_table(ana, "paulista", 2, "training")
+        status, body = await ana.post("/api/tables", {"variant": "paulista", "seats": 2,
+                                                      "kind": "training"})
+        assert (status, body["error"]) == (409, "too_many_tables")
+        assert len(await mine(ana)) == limit
+    finally:
+        await _close(ana, bia)

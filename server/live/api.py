@@ -124,8 +124,7 @@ async def create_table(request: web.Request) -> web.StreamResponse:
 
 
 def _seated_at(house: House, user_id: int, status: TableStatus) -> int:
-    return sum(1 for actor in house.tables.values()
-               if actor.status is status and actor.seat_of(user_id) is not None)
+    return sum(1 for actor in house.tables_of(user_id) if actor.status is status)
 
 
 def _check_playing(house: House, user_id: int) -> None:
@@ -159,7 +158,12 @@ async def list_tables(request: web.Request) -> web.StreamResponse:
     # of my finished ranked and arena tables (one match each, no rematch; their results are on
     # /me), the latest only: an arena's player, taken from table to table, found 133 of them
     latest_done: tuple[float, dict[str, Any]] | None = None
-    for actor in list(house.tables.values()):
+    # mine: the tables I sit at (the house keeps them by player); the lobby: the tables open
+    # for seating, their kind and status read here first, where every table's actor was asked
+    candidates = (house.tables_of(user.id) if mine else
+                  [actor for actor in house.tables.values()
+                   if actor.kind in LISTED_KINDS and actor.status is TableStatus.OPEN])
+    for actor in candidates:
         try:
             body = await actor.call(partial(_json_of, actor, user.id))
         except LiveError:

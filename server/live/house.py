@@ -251,6 +251,11 @@ class House:
         # oldest first: published with the key and in every chain
         self.handovers: list[dict[str, Any]] = []
         self.tables: dict[str, TableActor] = {}
+        # the served tables each user sits at, in the order they came to be served (`serve`):
+        # the per-user limits and "my tables" read these, where they scanned every table (at
+        # thousands of tables, every lobby refresh and rematch paid for all of them)
+        self._seated: dict[int, dict[str, TableActor]] = {}
+        self._served = 0
         self.sockets: set[web.WebSocketResponse] = set()
         # open table sockets per user (`LiveSettings.max_sockets_per_user`)
         self.user_sockets: dict[int, int] = {}
@@ -316,7 +321,7 @@ class House:
         self._writer.start()
         unplayed: list[TableActor] = []
         for actor in await restore_tables(self, pool):
-            self.tables[actor.id] = actor
+            self.serve(actor)
             if actor.kind.competitive and actor.status is TableStatus.PLAYING:
                 # rebuilt mid-match: this match spans a restart (its abandonments are exempt);
                 # its players as it started (migration 026), not whoever sits there now
@@ -395,8 +400,41 @@ class House:
             raise LiveError("table_not_found", "No such table (or it is closed).", 404)
         return actor
 
+    def serve(self, actor: TableActor) -> None:
+        """Serve `actor`'s table: it takes commands, and its players find it among theirs."""
+        self._served += 1
+        actor.served = self._served
+        self.tables[actor.id] = actor
+        self._index(actor, (), actor.seats)
+
+    def reseated(self, actor: TableActor, before: Sequence[Seat]) -> None:
+        """`actor`'s seats changed from `before` (`TableActor.seats` tells): follow it in the
+        index of who sits where, if it is served (a table being rebuilt is not yet)."""
+        if self.tables.get(actor.id) is actor:
+            self._index(actor, before, actor.seats)
+
+    def _index(self, actor: TableActor, before: Sequence[Seat], after: Sequence[Seat]) -> None:
+        was = {seat.user_id for seat in before if seat.user_id is not None}
+        now = {seat.user_id for seat in after if seat.user_id is not None}
+        for user_id in was - now:
+            mine = self._seated.get(user_id)
+            if mine is not None and mine.pop(actor.id, None) is not None and not mine:
+                del self._seated[user_id]
+        for user_id in now - was:
+            self._seated.setdefault(user_id, {})[actor.id] = actor
+
+    def tables_of(self, user_id: int) -> list[TableActor]:
+        """The served tables `user_id` sits at, in the order they came to be served."""
+        return sorted(self._seated.get(user_id, {}).values(), key=lambda actor: actor.served)
+
+    def seated_users(self) -> list[int]:
+        """Everyone who sits at a served table."""
+        return list(self._seated)
+
     def forget(self, actor: TableActor) -> None:
         """A closed table: stop its actor once the command that closed it has returned."""
+        if self.tables.get(actor.id) is actor:
+            self._index(actor, actor.seats, ())
         if self.tables.pop(actor.id, None) is not None:
             task = asyncio.create_task(actor.stop())
             self._closing.add(task)
@@ -417,9 +455,9 @@ class House:
                 "INSERT INTO live_seats (table_id, seat, user_id) VALUES ($1, $2, $3)",
                 [(table_id, s, owner_id if s == 0 else None) for s in range(config.seats)])
         actor = TableActor(self, table_id, config, kind, invite, owner_name, TableStatus.OPEN)
-        actor.seats[0] = Seat(user_id=owner_id, name=owner_name)
+        actor.put_seat(0, Seat(user_id=owner_id, name=owner_name))
         actor.start()
-        self.tables[table_id] = actor
+        self.serve(actor)
         log.info("table_created", extra={"table": table_id, "variant": config.variant.value,
                                          "seats": config.seats, "kind": kind.value})
         return actor

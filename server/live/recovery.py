@@ -84,9 +84,9 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
     for seat in await conn.fetch(
             "SELECT s.seat, s.user_id, s.bot, s.rematch, u.name FROM live_seats s"
             " LEFT JOIN users u ON u.id = s.user_id WHERE s.table_id = $1", table_id):
-        actor.seats[seat["seat"]] = Seat(
+        actor.put_seat(seat["seat"], Seat(
             user_id=seat["user_id"], name="bot" if seat["bot"] else seat["name"],
-            bot=seat["bot"], rematch=seat["rematch"])
+            bot=seat["bot"], rematch=seat["rematch"]))
     # the latest match and who played it by seat (a bot, or a row written before migration 026,
     # which has no players: unnamed)
     latest = await conn.fetchrow(

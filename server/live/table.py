@@ -23,7 +23,7 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
@@ -400,7 +400,8 @@ class TableActor:
         self.invite = invite
         self.owner = owner
         self.status = status
-        self.seats = [Seat() for _ in range(config.seats)]
+        self._seats: tuple[Seat, ...] = tuple(Seat() for _ in range(config.seats))
+        self.served = 0  # when the house came to serve it (`House.serve`)
         self.match_number = 0
         self.score: tuple[int, int] = (0, 0)
         self.next_dealer: int | None = None  # None: the next deal draws the dealer
@@ -581,6 +582,20 @@ class TableActor:
     @property
     def now(self) -> float:
         return self.house.clock.now()
+
+    @property
+    def seats(self) -> tuple[Seat, ...]:
+        return self._seats
+
+    @seats.setter
+    def seats(self, seats: Iterable[Seat]) -> None:
+        """Seat the table anew: the only way its seats change, so the house's index of who sits
+        where (`House.tables_of`) follows every change."""
+        before, self._seats = self._seats, tuple(seats)
+        self.house.reseated(self, before)
+
+    def put_seat(self, index: int, holder: Seat) -> None:
+        self.seats = (*self._seats[:index], holder, *self._seats[index + 1:])
 
     def seat_of(self, user_id: int) -> int | None:
         for index, seat in enumerate(self.seats):
@@ -890,7 +905,7 @@ class TableActor:
                 raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
         holder = Seat(user_id=user_id, name=name)
         await self._write([self._seat_statement(index, holder)])
-        self.seats[index] = holder
+        self.put_seat(index, holder)
         self.last_seen = self.now
         self._log("joined", seat=index, user=name)
         self._emit_table()
@@ -905,7 +920,8 @@ class TableActor:
             raise LiveError("seat_taken", f"Seat {index} is taken.", 409)
         await self._write([self._seat_statement(current, Seat()),
                                        self._seat_statement(index, self.seats[current])])
-        self.seats[index], self.seats[current] = self.seats[current], Seat()
+        self.seats = [self.seats[current] if i == index else Seat() if i == current else s
+                      for i, s in enumerate(self.seats)]
         self.last_seen = self.now
         self._emit_table()
 
