@@ -364,7 +364,10 @@ async def test_back_after_the_limit_the_next_automatic_action_forfeits(
         live: Live, vclock: VirtualClock) -> None:
     ana, bia = await players(live.base, "ana", "bia")
     try:
-        table = await create_table(ana, "mineiro", 2, "training")
+        # Paulista: each automatic action brings the bot at most 1 point (a declined raise, or
+        # a hand played out over two of ana's cards), so ana's 10th comes before its 12th. A
+        # Mineiro hand is worth 2: the bot won once at 14-0 after 6 hands, before her 10th
+        table = await create_table(ana, "paulista", 2, "training")
         tid = table["id"]
         seat = await connect(ana, tid, 0)
         seat.send_entropy = False
