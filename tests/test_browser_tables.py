@@ -293,6 +293,62 @@ async def test_the_lobby_creates_a_table_only_once_its_script_handles_the_form(
     await bare.close()
 
 
+async def test_the_lobby_refreshes_one_request_at_a_time_and_not_while_hidden(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """The lobby's two lists come every 4 s after the last answer (a slow server is not asked
+    again while its answer is on the way: they piled up every 4 s before), and a tab the player
+    is not looking at does not ask at all (at thousands of tables, a background lobby tab per
+    player cost the house a refresh every 4 s each)."""
+    page = await new_page(browser, live_server)
+    await page.clock.install()  # the page's timers move only when the test says
+    await signup(page, live_server, "lobby_tab")
+    await expect(page.locator("#lobby-status")).not_to_have_text("Carregando as mesas…")
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/tables" in r.url else None)
+
+    async def asks(count: int) -> None:
+        for _ in range(100):
+            if len(asked) >= count:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # and no more than that
+        assert len(asked) == count, asked
+
+    await page.clock.run_for(4_100)
+    await asks(2)  # both lists, once
+    # hidden: the next refresh does not ask, nor any after it
+    await page.evaluate("""() => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
+        document.dispatchEvent(new Event("visibilitychange"));
+    }""")
+    await page.clock.run_for(20_000)
+    await asks(2)
+    # shown again: at once, and from then on every 4 s
+    await page.evaluate("""() => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => false });
+        document.dispatchEvent(new Event("visibilitychange"));
+    }""")
+    await asks(4)
+    # a slow answer: nothing more is asked until it has come, then 4 s after it
+    released = asyncio.Event()
+
+    async def slow(route: Route) -> None:
+        await released.wait()
+        await route.continue_()
+
+    await page.route("**/api/tables", slow)
+    await page.clock.run_for(4_100)
+    await asks(6)
+    await page.clock.run_for(20_000)
+    await asks(6)
+    released.set()
+    await expect(page.locator("#lobby-status")).not_to_have_text("Carregando as mesas…")
+    await asyncio.sleep(0.3)
+    await page.clock.run_for(4_100)
+    await asks(8)
+
+
 async def test_a_private_page_asks_for_login_and_comes_back(
     live_server: LiveServer, browser: Browser
 ) -> None:

@@ -83,7 +83,32 @@ function busy(list) {
   return list.contains(document.activeElement) || list.querySelector("button:disabled") !== null;
 }
 
+let refreshing = false;
+let nextRefresh = null;
+
+/**
+ * Both lists, then the next refresh REFRESH_MS after this one ends: a slow answer is not asked
+ * for again while it is on its way. A tab the player is not looking at does not ask at all; it
+ * refreshes as soon as it is shown again.
+ */
 async function refresh() {
+  clearTimeout(nextRefresh);
+  nextRefresh = null;
+  if (refreshing || document.hidden) return;
+  refreshing = true;
+  try {
+    await loadLists();
+  } finally {
+    refreshing = false;
+    nextRefresh = setTimeout(refresh, REFRESH_MS);
+  }
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (!document.hidden) refresh();
+});
+
+async function loadLists() {
   try {
     const [open, mine] = await Promise.all([api("GET", "/api/tables"), api("GET", "/api/tables?mine=1")]);
     const myIds = new Set(mine.tables.map((t) => t.id));
@@ -134,4 +159,3 @@ function leftNotice() {
 
 leftNotice();
 refresh();
-setInterval(refresh, REFRESH_MS);
