@@ -205,3 +205,30 @@ def test_pairing_invariants(entries: list[tuple[QueueKey, bool, float, float, fl
     assert sorted(seen + [p for t in rest.tickets for p in t.players]) == list(range(1, next_id))
     # nothing left in the queue could still be paired now
     assert rest.pair(now)[1] == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["join", "duo", "leave", "pair"]),
+                          st.integers(0, 11), st.floats(1000, 2000)), max_size=40))
+def test_who_is_queued_is_what_the_tickets_say(
+        steps: list[tuple[str, int, float]]) -> None:
+    # `queued` reads an index of the tickets (built at the first lookup, carried by enqueue):
+    # through any joins, leaves and pairings it answers what a scan of the tickets would
+    mm = Matchmaker()
+    clock = T0
+    for kind, player, rating in steps:
+        clock += 7.0
+        try:
+            if kind == "join":
+                mm = mm.enqueue(SOLO if player % 2 else DUOS, [(player, rating)], clock)
+            elif kind == "duo":
+                mm = mm.enqueue(DUOS, [(player, rating), ((player + 1) % 12, rating)], clock)
+            elif kind == "leave":
+                mm, _ = mm.leave(player)
+            else:
+                mm, _ = mm.pair(clock)
+        except MatchmakingError:
+            pass
+        for someone in range(12):
+            scanned = next((t for t in mm.tickets if someone in t.players), None)
+            assert mm.queued(someone) is scanned
