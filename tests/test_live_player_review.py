@@ -4,13 +4,16 @@ carry it), and a disconnected seat's table says when its match is cancelled."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from server.app import POOL
 from server.clock import VirtualClock
-from server.live.table import ms
-from tests.test_live_helpers import Live, connect
+from server.live.table import SIGNALS_KEPT, ms
+from tests.conftest import AppFactory
+from tests.test_live_helpers import Live, Player, connect, start_live
 from tests.test_live_protocol import live as live  # the fixture
-from tests.test_live_protocol import private_table, quiet, started_2x2
+from tests.test_live_protocol import private_table, quiet, settle, started_2x2
 
 
 def _signals(messages: list[dict[str, Any]]) -> list[str]:
@@ -53,6 +56,63 @@ async def test_a_signal_sent_while_the_partner_is_away_waits_for_them_in_the_han
         mine = await connect(people[0], tid, 0)
         assert next(m for m in await quiet(mine) if m["type"] == "snapshot"
                     )["partner_signals"] == []
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_a_partners_signals_outlive_a_restart_sealed_at_rest(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # acknowledged, so kept: they were in the server's memory only, and a restart lost them
+    first = await start_live(make_app, aiohttp_client, vclock)
+    people, tid, clients = await started_2x2(first, "paulista")
+    await clients[2].ws.close()  # caio (ana's partner) is away
+    await quiet(clients[0])
+    await clients[0].send({"type": "signal", "id": "s1", "code": "zap"})
+    await clients[0].send({"type": "signal", "id": "s2", "code": "tres"})
+    assert [m["type"] for m in await quiet(clients[0])] == ["ack", "ack"]
+    sealed = [bytes(r["sealed"]) for r in await first.app[POOL].fetch(
+        "SELECT sealed FROM live_signals WHERE table_id = $1 ORDER BY id", tid)]
+    assert len(sealed) == 2
+    # a leaked database does not tell what was said of cards still hidden
+    assert not any(word in value for value in sealed for word in (b"zap", b"tres", b"code"))
+    for person in people:
+        await person.close()
+    await first.client.close()
+
+    second = await start_live(make_app, aiohttp_client, vclock)
+    people = [await Player(second.base, name).login() for name in ("ana", "bia", "caio", "davi")]
+    try:
+        caio = await connect(people[2], tid, 2)
+        snapshot = next(m for m in await quiet(caio) if m["type"] == "snapshot")
+        assert [(s["from"], s["code"], s["label"]) for s in snapshot["partner_signals"]] == [
+            (0, "zap", "Tenho o zap"), (0, "tres", "Tenho três")]
+        for seat in (0, 1, 3):
+            other = await connect(people[seat], tid, seat)
+            got = await quiet(other)
+            assert next(m for m in got if m["type"] == "snapshot")["partner_signals"] == []
+        # the hand is played out; the first signal of the next one clears the stored ones
+        clients = [await connect(people[seat], tid, seat) for seat in range(4)]
+        await settle(clients, lambda: any((c.view_hand or 0) >= 2 for c in clients))
+        for client in clients:
+            client.autoplay = False  # the hand stays where it is
+        await clients[1].send({"type": "signal", "id": "s3", "code": "copas"})
+        await settle(clients, lambda: "s3" not in clients[1].unanswered)
+        rows = await second.app[POOL].fetch(
+            "SELECT hand FROM live_signals WHERE table_id = $1", tid)
+        hand = second.house.tables[tid].hand
+        assert hand is not None and hand.number > 1
+        assert [r["hand"] for r in rows] == [hand.number]
+        # each is written: a flood is refused past SIGNALS_KEPT a hand, and changes nothing
+        for n in range(SIGNALS_KEPT):
+            await clients[1].send({"type": "signal", "id": f"f{n}", "code": "fraco"})
+        await settle(clients, lambda: not clients[1].unanswered)
+        await clients[1].send({"type": "signal", "id": "over", "code": "fraco"})
+        await settle(clients, lambda: not clients[1].unanswered)
+        refused = [e for e in clients[1].errors if e["id"] == "over"]
+        assert [e["error"] for e in refused] == ["too_many_signals"]
+        assert await second.app[POOL].fetchval(
+            "SELECT count(*) FROM live_signals WHERE table_id = $1", tid) == SIGNALS_KEPT
     finally:
         for person in people:
             await person.close()

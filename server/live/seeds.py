@@ -1,8 +1,9 @@
 """Seeds at rest: AES-256-GCM with the server's `seed_key`, a fresh 96-bit nonce per value.
 
 A seed (or a chain tip) not yet revealed is secret: a leaked database or backup must not tell
-anyone the cards of a hand still in play. The associated data binds each sealed value to its
-purpose, table and hand number, so a sealed value moved to another row does not open.
+anyone the cards of a hand still in play (nor a partner signal, which tells of them). The
+associated data binds each sealed value to its purpose, table and hand number, so a sealed
+value moved to another row does not open.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ NONCE_BYTES = 12
 class SealedKind(StrEnum):
     SEED = "seed"  # a hand's seed; number = table hand number
     TIP = "tip"  # a seed chain's tip; number = its chain_start
+    SIGNAL = "signal"  # a partner signal of a hand in play; number = table hand number
 
 
 class SealError(ValueError):

@@ -333,7 +333,7 @@ class MatchResult:
 # what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
 _WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", "hand",
             "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by",
-            "forfeit_seat", "forfeit_trigger")
+            "forfeit_seat", "forfeit_trigger", "_signals_hand", "_signals")
 
 
 @dataclass(slots=True)
@@ -1913,17 +1913,39 @@ class TableActor:
         partner = self.seats[partner_seat].user_id
         message = {"type": "signal", "from": seat, "code": signal.code, "label": signal.label,
                    "at_ms": ms(self.now)}
+        number = self.hand.number if self.hand is not None else None
+        if (partner is not None and number is not None and number == self._signals_hand
+                and len(self._signals.get(partner_seat, ())) >= SIGNALS_KEPT):
+            raise LiveError("too_many_signals", f"At most {SIGNALS_KEPT} signals to your "
+                            "partner in a hand.", 429)
+        if partner is not None and number is not None:
+            # kept for the partner through the hand, a restart included: written (sealed, as
+            # it tells of hidden cards) before it is delivered and acknowledged
+            sealed = seal(self.house.config.seed_key, SealedKind.SIGNAL, self.id, number,
+                          orjson.dumps({"from": seat, "to": partner_seat, "code": signal.code,
+                                        "at_ms": message["at_ms"]}))
+            statements: list[tuple[str, tuple[Any, ...]]] = []
+            if number != self._signals_hand:  # the first of this hand: the older ones go
+                statements.append(("DELETE FROM live_signals WHERE table_id = $1 AND hand < $2",
+                                   (self.id, number)))
+            statements.append(("INSERT INTO live_signals (table_id, hand, sealed)"
+                               " VALUES ($1, $2, $3)", (self.id, number, sealed)))
+            await self._write(statements)
         delivered = False
         for other in self.subscribers:
             if partner is not None and other.user_id == partner:
                 other.send_json(message)
                 delivered = True
-        if partner is None:
-            return  # a bot partner: nobody to read it
-        number = self.hand.number if self.hand is not None else None
+        if partner is None or number is None:
+            return  # a bot partner (nobody to read it), or between hands (only said live)
+        self.keep_signal(number, partner_seat, message, delivered)
+
+    def keep_signal(self, number: int, seat: int, message: dict[str, Any],
+                    delivered: bool) -> None:
+        """Keep a partner signal of hand `number` for `seat` (the latest `SIGNALS_KEPT`)."""
         if number != self._signals_hand:
             self._signals_hand, self._signals = number, {}
-        kept = self._signals.setdefault(partner_seat, [])
+        kept = self._signals.setdefault(seat, [])
         kept.append(_Signal(message, delivered))
         del kept[:-SIGNALS_KEPT]
 
@@ -1942,7 +1964,8 @@ class TableActor:
         return out
 
 
-# the partner signals kept for a seat in one hand (the latest): a 2x2 hand has a few
+# the partner signals one seat may send (and the partner is kept) in one hand: a 2x2 hand has
+# a few; each is written, so a flood is refused (`too_many_signals`) past these
 SIGNALS_KEPT = 16
 
 

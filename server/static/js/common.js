@@ -62,6 +62,7 @@ const API_ERRORS = {
   bad_entropy: "Entropia inválida (1 a 256 bytes).",
   bad_signal: "Sinal desconhecido.",
   no_partner: "Sinais só em mesas 2x2.",
+  too_many_signals: "Sinais demais nesta mão: até 16 por mão.",
   too_large: "Mensagem grande demais.",
   // the table socket's own refusals (docs/PROTOCOL.md, Server direct replies)
   in_doubt: "Não foi possível confirmar a jogada; a mesa foi recarregada: confira se ela valeu.",
