@@ -335,9 +335,13 @@ async def _hands_matches(request: web.Request, user: User) -> dict[str, list[dic
         "        LEFT JOIN users u ON u.id = p.id ORDER BY p.n) AS names,"
         "  h.first_hand, h.last_hand"
         " FROM live_matches m JOIN mine ON mine.table_id = m.table_id"
-        " JOIN LATERAL (SELECT min(hand) AS first_hand, max(hand) AS last_hand FROM live_hands"
-        "   WHERE table_id = m.table_id AND match_number = m.number) h ON true"
-        " WHERE m.players IS NOT NULL AND h.first_hand IS NOT NULL"
+        # each listed table's hands read once, grouped by match (a lookup per match walked
+        # the table's hands from one end: quadratic in a long table's matches)
+        " JOIN (SELECT table_id, match_number, min(hand) AS first_hand, max(hand) AS last_hand"
+        "   FROM live_hands WHERE table_id IN (SELECT table_id FROM mine)"
+        "   GROUP BY table_id, match_number) h"
+        "   ON h.table_id = m.table_id AND h.match_number = m.number"
+        " WHERE m.players IS NOT NULL"
         " ORDER BY m.table_id, m.number",
         user.id, table, None if cursor is None else cursor[0],
         None if cursor is None else cursor[1], PLAYED_PAGE)

@@ -226,16 +226,21 @@ async def played_tables(request: web.Request) -> web.StreamResponse:
                            "before is the `next` of the previous page.") from None
     # the page first, then its tables' hands counted (not every table the player ever had)
     rows = await request.app[POOL].fetch(
-        "SELECT p.*, (SELECT count(*) FROM live_hands h WHERE h.table_id = p.id"
-        "  AND h.record IS NOT NULL) AS hands FROM ("
-        " SELECT t.id, t.variant, t.seats, t.kind, t.status,"
-        "  max(m.started_at) AS last_match, count(*) AS matches"
-        " FROM live_matches m JOIN live_tables t ON t.id = m.table_id"
+        # the page of matches first, its tables joined after (not every table of the house
+        # hashed); the hands counted as all of a table's hands but its one in play, both read
+        # from indexes alone (the records themselves are not read)
+        "SELECT t.id, t.variant, t.seats, t.kind, t.status, p.last_match, p.matches,"
+        " (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id)"
+        " - (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id"
+        "    AND h.record IS NULL) AS hands FROM ("
+        " SELECT m.table_id, max(m.started_at) AS last_match, count(*) AS matches"
+        " FROM live_matches m"
         " WHERE m.players @> ARRAY[$1::bigint]"
-        " GROUP BY t.id"
-        " HAVING $2::timestamptz IS NULL OR (max(m.started_at), t.id) < ($2, $3)"
-        " ORDER BY last_match DESC, t.id DESC LIMIT $4) p"
-        " ORDER BY p.last_match DESC, p.id DESC",
+        " GROUP BY m.table_id"
+        " HAVING $2::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($2, $3)"
+        " ORDER BY last_match DESC, m.table_id DESC LIMIT $4) p"
+        " JOIN live_tables t ON t.id = p.table_id"
+        " ORDER BY p.last_match DESC, p.table_id DESC",
         user.id, None if cursor is None else cursor[0], None if cursor is None else cursor[1],
         PLAYED_PAGE + 1)
     page = rows[:PLAYED_PAGE]

@@ -593,8 +593,9 @@ async def _my_records(db: Db, user: User, records: tuple[review.AbandonmentRecor
     # reversal that may have given the stake back
     chips = {r["match_ref"]: r["net"] for r in await db.fetch(
         "SELECT e.match_ref, sum(l.amount)::bigint AS net FROM chip_entries e "
-        "JOIN chip_lines l ON l.entry_id = e.id JOIN chip_accounts a ON a.id = l.account_id "
-        "WHERE a.code = $1 AND e.match_ref = ANY($2::text[]) AND e.reason <> 'reversal' "
+        "JOIN chip_lines l ON l.entry_id = e.id "
+        "AND l.account_id = (SELECT id FROM chip_accounts WHERE code = $1) "
+        "WHERE e.match_ref = ANY($2::text[]) AND e.reason <> 'reversal' "
         "GROUP BY e.match_ref", ledger.wallet(user.id), refs)}
     decided = await review.decisions(db, [r.id for r in records])
     out = []

@@ -346,11 +346,13 @@ async def statement(
     if before_entry is not None:
         check_id(before_entry, "entry", LedgerError)
     rows = await db.fetch(
+        # the wallet's lines newest first straight from chip_lines_account (account_id,
+        # entry_id): a page reads a page, not every line the player ever had
         "SELECT e.id, e.reason, e.reference, e.match_ref, e.created_at, l.amount, l.balance_after "
-        "FROM chip_accounts a JOIN chip_lines l ON l.account_id = a.id "
-        "JOIN chip_entries e ON e.id = l.entry_id "
-        "WHERE a.code = $1 AND ($2::bigint IS NULL OR e.id < $2) "
-        "ORDER BY e.id DESC LIMIT $3",
+        "FROM chip_lines l JOIN chip_entries e ON e.id = l.entry_id "
+        "WHERE l.account_id = (SELECT id FROM chip_accounts WHERE code = $1) "
+        "AND ($2::bigint IS NULL OR l.entry_id < $2) "
+        "ORDER BY l.entry_id DESC LIMIT $3",
         wallet(user_id), before_entry, limit,
     )
     return tuple(
