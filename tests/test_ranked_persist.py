@@ -290,3 +290,58 @@ async def test_a_change_the_database_cannot_store_is_refused_and_undone(
         assert status == 200 and body["queue"]["state"] == "queued"
     finally:
         await run.stop()
+
+
+async def test_a_duo_invitation_outlives_a_restart_and_still_lapses_on_time(
+        make_app: Callable[..., web.Application], aiohttp_client: Client) -> None:
+    # answered "inviting", so stored: a restart dropped it, and the partner found nothing
+    clock = VirtualClock()
+    first = await _run(make_app, aiohttp_client, clock, None)
+    for name in ("bia", "caio", "davi"):
+        await first.call(name, "GET", "/api/ranked/queue", new=True)
+    duo = {"variant": "paulista", "seats": 4}
+    status, body = await first.call("ana", "POST", "/api/ranked/queue", duo | {"partner": "bia"},
+                                    new=True)
+    assert status == 200 and body["queue"]["state"] == "inviting"
+    status, body = await first.call("caio", "POST", "/api/ranked/queue", duo | {"partner": "davi"})
+    assert status == 200 and body["queue"]["state"] == "inviting"
+    ana, bia = await _id(first, "ana"), await _id(first, "bia")
+    stored = {r["inviter_id"]: r for r in await first.app[POOL].fetch(
+        "SELECT inviter_id, partner_id, invited_at FROM ranked_invitations")}
+    assert len(stored) == 2 and stored[ana]["partner_id"] == bia
+    assert stored[ana]["invited_at"].timestamp() == clock.now()
+    # caio takes his back before the restart: gone from the database too
+    status, body = await first.call("caio", "POST", "/api/ranked/queue/leave", {})
+    assert status == 200 and body["queue"]["state"] == "idle"
+    assert await first.app[POOL].fetchval("SELECT count(*) FROM ranked_invitations") == 1
+    await clock.advance(60.0)
+    await first.stop()
+
+    await clock.advance(60.0)  # the server is down
+    second = await _run(make_app, aiohttp_client, clock, None)
+    try:
+        status, body = await second.call("ana", "GET", "/api/ranked/queue")
+        assert body["queue"]["state"] == "inviting" and body["queue"]["partner"] == "bia"
+        assert body["queue"]["waited_s"] == 120.0  # from the original invitation
+        status, body = await second.call("davi", "GET", "/api/ranked/queue")
+        assert body["queue"]["state"] == "idle"
+        # bia accepts by naming ana back: the duo queues
+        status, body = await second.call("bia", "POST", "/api/ranked/queue",
+                                         duo | {"partner": "ana"})
+        assert status == 200 and body["queue"]["state"] == "queued"
+        assert await second.app[POOL].fetchval("SELECT count(*) FROM ranked_invitations") == 0
+        # a new invitation, stored across a restart, still lapses 10 minutes after it
+        status, body = await second.call("caio", "POST", "/api/ranked/queue",
+                                         duo | {"partner": "davi"})
+        assert body["queue"]["state"] == "inviting"
+    finally:
+        await second.stop()
+    await clock.advance(10 * 60.0)  # down past its lapse: said at the first round after
+    third = await _run(make_app, aiohttp_client, clock, None)
+    try:
+        await clock.advance(2.0)
+        status, body = await third.call("caio", "GET", "/api/ranked/queue")
+        assert body["queue"]["state"] == "idle" and body["queue"]["news"]["kind"] == "expired"
+        assert await third.app[POOL].fetchval("SELECT count(*) FROM ranked_invitations") == 0
+    finally:
+        await third.stop()

@@ -15,9 +15,9 @@ bookkeeping, the module function `settle_match`): the stake payout or refund, th
 update (ranked tables only) and, for an abandonment, the review record with its penalty; all in
 one transaction and idempotent.
 
-The queue tickets and the running arenas are stored (`state`, migration 024) before the request
-that changed them is answered, and `restore` rebuilds them at start; duo invitations stay in
-memory.
+The queue tickets, the duo invitations and the running arenas are stored (`state`, migrations
+024 and 036) before the request that changed them is answered, and `restore` rebuilds them at
+start.
 """
 
 from __future__ import annotations
@@ -364,7 +364,7 @@ class RankedService:
         self.matchmaker = Matchmaker(window=settings.window)
         self.invitations: dict[int, Invitation] = {}
         # what happened to a player's place that they did not do (memory only: a restart
-        # forgets it, as it forgets invitations)
+        # forgets it; the place itself is stored)
         self.news: dict[int, News] = {}
         # when each player last asked for their queue status (`seen`); a start counts for all
         self.last_seen: dict[int, float] = {}
@@ -378,6 +378,7 @@ class RankedService:
         self.arenas: dict[str, ArenaEvent] = {}
         self.arena_tables: dict[str, str] = {}  # live table id -> arena id
         self._saved_tickets: dict[int, state.TicketRow] = {}  # what migration 024 holds
+        self._saved_invitations: dict[int, state.InvitationRow] = {}  # and migration 036
         self._lock = asyncio.Lock()
         self._timer: Timer | None = None
         self._timer_at = 0.0
@@ -425,6 +426,11 @@ class RankedService:
         async with self._lock:
             loaded = await state.load_tickets(self.pool)
             self._saved_tickets = {row[1][0]: row for row in loaded}
+            self._saved_invitations = await state.load_invitations(self.pool)
+            for inviter, (partner, key, at) in self._saved_invitations.items():
+                # with their original time: one that lapsed while the server was down is
+                # said to its inviter at the first round, as any lapse
+                self.invitations[inviter] = Invitation(inviter, partner, key, at)
             for key, players, ratings_, joined in loaded:
                 if any(p in self.seated or self.matchmaker.queued(p) is not None
                        for p in players):
@@ -451,9 +457,11 @@ class RankedService:
         tickets = [*self.matchmaker.tickets,
                    *(t for f in self.formed if f.match is not None for t in f.match.tickets)]
         rows = state.ticket_rows(tickets)
-        if rows != self._saved_tickets:
-            await state.sync_tickets(self.pool, rows, self._saved_tickets)
-            self._saved_tickets = rows
+        invitations = {i.inviter: (i.partner, i.key, i.at) for i in self.invitations.values()}
+        if rows != self._saved_tickets or invitations != self._saved_invitations:
+            await state.sync_queue(self.pool, rows, self._saved_tickets, invitations,
+                                   self._saved_invitations)
+            self._saved_tickets, self._saved_invitations = rows, invitations
 
     async def _persist_arena(self, event: ArenaEvent) -> None:
         """Store a running arena when it changed (a recorded one is closed for good)."""
@@ -681,6 +689,7 @@ class RankedService:
                                       "another queue: accept or decline that invitation.")
                 if invited is None or invited.partner != user or invited.key != key:
                     self.invitations[user] = Invitation(user, partner, key, now)
+                    await self._acknowledge(undo)
                     self.news.pop(user, None)  # a new start: what came before is old news
                     self._wake()  # rounds run while it waits: its lapse is said
                     return self.status(user)
@@ -739,9 +748,10 @@ class RankedService:
         table that no live table holds yet (the others go back to the queue, keeping their
         waiting time)."""
         async with self._lock:
-            if self.invitations.pop(user, None) is not None:
-                return self.status(user)
             undo = self._undo_queue()
+            if self.invitations.pop(user, None) is not None:
+                await self._acknowledge(undo)
+                return self.status(user)
             now = self.clock.now()
             ticket = self.matchmaker.queued(user)
             if ticket is not None:
@@ -780,7 +790,9 @@ class RankedService:
             invitation = self.invitations.get(inviter)
             if invitation is None or invitation.partner != user:
                 raise RankedError("no_invitation", "That player has not invited you.")
+            undo = self._undo_queue()
             del self.invitations[inviter]
+            await self._acknowledge(undo)
             self.news[inviter] = News(NewsKind.DECLINED, user, self.clock.now())
             log.info("ranked_invitation_declined", extra={"user": user, "inviter": inviter})
 

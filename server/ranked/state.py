@@ -1,5 +1,6 @@
-"""The ranked house's acknowledged state in PostgreSQL (migration 024), so a restart rebuilds
-it: the queue tickets (with their original join times) and the running arenas (entrants with
+"""The ranked house's acknowledged state in PostgreSQL (migrations 024, 036), so a restart
+rebuilds it: the queue tickets (with their original join times), the duo invitations waiting
+for an answer (with theirs) and the running arenas (entrants with
 their points and streaks, and the arena tables the live house still plays). The service writes
 a change before it answers the request that made it; `load_*` read it back at start."""
 
@@ -16,6 +17,8 @@ from truco.variants import Variant
 
 # one ticket as stored: queue, players (a duo's inviter first), their ratings, join time
 TicketRow = tuple[QueueKey, tuple[int, ...], tuple[float, ...], float]
+# one duo invitation as stored, by its inviter: the partner invited, the queue, when
+InvitationRow = tuple[int, QueueKey, float]
 
 
 def _at(seconds: float) -> datetime:
@@ -27,14 +30,26 @@ def ticket_rows(tickets: Sequence[Ticket]) -> dict[int, TicketRow]:
     return {t.players[0]: (t.key, t.players, t.ratings, t.joined_at) for t in tickets}
 
 
-async def sync_tickets(db: Db, rows: Mapping[int, TicketRow],
-                       stored: Mapping[int, TicketRow]) -> None:
-    """Turn the stored tickets, `stored` (what the last successful call wrote), into `rows`, in
-    one transaction: only the tickets that went or changed are deleted, only the new or changed
-    ones inserted."""
+async def sync_queue(db: Db, rows: Mapping[int, TicketRow], stored: Mapping[int, TicketRow],
+                     invitations: Mapping[int, InvitationRow],
+                     stored_invitations: Mapping[int, InvitationRow]) -> None:
+    """Turn the stored tickets and invitations, `stored` and `stored_invitations` (what the last
+    successful call wrote), into `rows` and `invitations`, in one transaction: only those that
+    went or changed are deleted, only the new or changed ones inserted."""
     gone = [user for user, row in stored.items() if rows.get(user) != row]
     new = [row for user, row in rows.items() if stored.get(user) != row]
+    gone_invitations = [user for user, row in stored_invitations.items()
+                        if invitations.get(user) != row]
+    new_invitations = [(user, *row) for user, row in invitations.items()
+                       if stored_invitations.get(user) != row]
     async with transaction(db) as conn:
+        await conn.execute("DELETE FROM ranked_invitations WHERE inviter_id = ANY($1::bigint[])",
+                           gone_invitations)
+        await conn.executemany(
+            "INSERT INTO ranked_invitations (inviter_id, partner_id, variant, seats, invited_at)"
+            " VALUES ($1, $2, $3, $4, $5)",
+            [(inviter, partner, key.variant.value, key.seats, _at(at))
+             for inviter, partner, key, at in new_invitations])
         await conn.execute("DELETE FROM ranked_queue_tickets WHERE user_id = ANY($1::bigint[])",
                            gone)
         await conn.executemany(
@@ -44,6 +59,15 @@ async def sync_tickets(db: Db, rows: Mapping[int, TicketRow],
               players[1] if len(players) > 1 else None,
               ratings[1] if len(ratings) > 1 else None)
              for key, players, ratings, joined in new])
+
+
+async def load_invitations(db: Db) -> dict[int, InvitationRow]:
+    """The stored duo invitations, by inviter, oldest first."""
+    return {r["inviter_id"]: (r["partner_id"], QueueKey(Variant(r["variant"]), r["seats"]),
+                              r["invited_at"].timestamp())
+            for r in await db.fetch(
+                "SELECT inviter_id, partner_id, variant, seats, invited_at FROM"
+                " ranked_invitations ORDER BY invited_at, inviter_id")}
 
 
 async def load_tickets(db: Db) -> list[TicketRow]:
