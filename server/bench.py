@@ -1,4 +1,4 @@
-"""`barajamos bench engine|fairness|load|relay`: each benchmark lives in its own module,
+"""`barajamos bench engine|fairness|load|relay|queries`: each benchmark lives in its own module,
 imported lazily so that `bench engine` needs nothing but the rules core."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "fairness": ("server.bench_fairness", "main", "commit, derive and verify deals"),
     "load": ("server.bench_load", "main", "many tables and clients against a live server"),
     "relay": ("server.bench_relay", "main", "the wire alone: a bare aiohttp relay, same machine"),
+    "queries": ("server.bench_queries", "main",
+                "request-path database queries on a filled database"),
 }
 
 
