@@ -106,7 +106,11 @@ async def test_a_page_that_lost_its_session_offers_no_move_and_keeps_saying_why(
     await create_table(page, "paulista", 2, "training")
     await page.get_by_role("button", name="Começar contra os robôs").click()
     playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')
-    await expect(playable.first).to_be_visible(timeout=STEP_TIMEOUT_MS)
+    # my decision: a card to play, or an answer to the bot's truco (a bot that is mão with a
+    # strong hand calls at once, and the cards wait while I answer)
+    decision = page.locator('#my-hand button[data-action="play"]:not([disabled]),'
+                            ' #actions button')
+    await expect(decision.first).to_be_visible(timeout=STEP_TIMEOUT_MS)
     await expect(page.locator("#turn")).to_contain_text("Sua vez")
     other = await browser.new_context(storage_state=await page.context.storage_state())
     try:
