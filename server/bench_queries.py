@@ -23,7 +23,8 @@ to a generic plan after five runs, as it would in the server.
 
 The queries are the server's own: its functions are called where there is one
 (`accounts.user_for_token`, `ledger.statement`, `ratings.leaderboard`, `find_abandonments`,
-`restarts_spanned`); a query written inline in a handler is copied here, and
+`restarts_spanned`), its query constants are imported (`HANDS_MATCHES_SQL`,
+`PLAYED_TABLES_SQL`), and a short query written inline in a handler is copied here, where
 tests/test_bench_queries.py fails when a copy and its handler differ (`COPIED`). Nothing here
 asserts on time.
 """
@@ -51,7 +52,14 @@ from server import accounts
 from server.bench_engine import cpu_model
 from server.bench_load import UsageError, UsageParser, cores, number_between, with_database
 from server.db import EmbeddedPostgres, migrate
-from server.live.api import MAX_LISTED, PLAYED_PAGE, find_abandonments, restarts_spanned
+from server.live.api import (
+    MAX_LISTED,
+    PLAYED_PAGE,
+    PLAYED_TABLES_SQL,
+    find_abandonments,
+    restarts_spanned,
+)
+from server.pages import HANDS_MATCHES_SQL
 from server.ranked import ledger, ratings
 from truco.variants import Variant
 
@@ -435,42 +443,10 @@ def fill_sql(text: str, counts: dict[str, int]) -> str:
 
 
 # --- the queries ---------------------------------------------------------------------------------
-# Copies of the queries written inline in a handler, each beside where it lives ("module:function",
-# COPIED): tests/test_bench_queries.py checks that each is one of that function's strings.
+# The longest are the handlers' own constants (imported above). Copies of the short ones written
+# inline in a handler, each beside where it lives ("module:function", COPIED):
+# tests/test_bench_queries.py checks that each is one of that function's strings.
 
-HANDS_MATCHES_SQL = (
-    "WITH mine AS ("
-    " SELECT m.table_id, max(m.started_at) AS last_match FROM live_matches m"
-    " WHERE m.players @> ARRAY[$1::bigint] AND ($2::text IS NULL OR m.table_id = $2)"
-    " GROUP BY m.table_id"
-    " HAVING $3::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($3, $4)"
-    " ORDER BY last_match DESC, m.table_id DESC LIMIT $5)"
-    " SELECT m.table_id, m.number, array_position(m.players, $1::bigint) - 1 AS seat,"
-    "  ARRAY(SELECT u.name FROM unnest(m.players) WITH ORDINALITY AS p(id, n)"
-    "        LEFT JOIN users u ON u.id = p.id ORDER BY p.n) AS names,"
-    "  h.first_hand, h.last_hand"
-    " FROM live_matches m JOIN mine ON mine.table_id = m.table_id"
-    " JOIN (SELECT table_id, match_number, min(hand) AS first_hand, max(hand) AS last_hand"
-    "   FROM live_hands WHERE table_id IN (SELECT table_id FROM mine)"
-    "   GROUP BY table_id, match_number) h"
-    "   ON h.table_id = m.table_id AND h.match_number = m.number"
-    " WHERE m.players IS NOT NULL"
-    " ORDER BY m.table_id, m.number"
-)
-PLAYED_TABLES_SQL = (
-    "SELECT t.id, t.variant, t.seats, t.kind, t.status, p.last_match, p.matches,"
-    " (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id)"
-    " - (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id"
-    "    AND h.record IS NULL) AS hands FROM ("
-    " SELECT m.table_id, max(m.started_at) AS last_match, count(*) AS matches"
-    " FROM live_matches m"
-    " WHERE m.players @> ARRAY[$1::bigint]"
-    " GROUP BY m.table_id"
-    " HAVING $2::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($2, $3)"
-    " ORDER BY last_match DESC, m.table_id DESC LIMIT $4) p"
-    " JOIN live_tables t ON t.id = p.table_id"
-    " ORDER BY p.last_match DESC, p.table_id DESC"
-)
 MY_RECORDS_CHIPS_SQL = (
     "SELECT e.match_ref, sum(l.amount)::bigint AS net FROM chip_entries e "
     "JOIN chip_lines l ON l.entry_id = e.id "
@@ -490,8 +466,6 @@ CHAIN_RECORDS_SQL = (
 )
 
 COPIED: dict[str, tuple[str, ...]] = {
-    "server.pages:_hands_matches": (HANDS_MATCHES_SQL,),
-    "server.live.api:played_tables": (PLAYED_TABLES_SQL,),
     "server.ranked.http:_my_records": (MY_RECORDS_CHIPS_SQL,),
     "server.live.api:hand_record": (HAND_RECORD_SQL,),
     "server.live.api:table_chain": (TABLE_EXISTS_SQL, CHAIN_ANCHORS_SQL, CHAIN_RECORDS_SQL),

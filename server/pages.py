@@ -307,6 +307,31 @@ def back_to(page: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]
 # one table (`?table=`): the same page of tables, for their matches' seats
 
 
+# a page of my tables' matches, by table and match, with the hands each match played
+# (`barajamos bench queries` times it on a grown database)
+HANDS_MATCHES_SQL: Final = (
+    "WITH mine AS ("
+    " SELECT m.table_id, max(m.started_at) AS last_match FROM live_matches m"
+    " WHERE m.players @> ARRAY[$1::bigint] AND ($2::text IS NULL OR m.table_id = $2)"
+    " GROUP BY m.table_id"
+    " HAVING $3::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($3, $4)"
+    " ORDER BY last_match DESC, m.table_id DESC LIMIT $5)"
+    " SELECT m.table_id, m.number, array_position(m.players, $1::bigint) - 1 AS seat,"
+    "  ARRAY(SELECT u.name FROM unnest(m.players) WITH ORDINALITY AS p(id, n)"
+    "        LEFT JOIN users u ON u.id = p.id ORDER BY p.n) AS names,"
+    "  h.first_hand, h.last_hand"
+    " FROM live_matches m JOIN mine ON mine.table_id = m.table_id"
+    # each listed table's hands read once, grouped by match (a lookup per match walked
+    # the table's hands from one end: quadratic in a long table's matches)
+    " JOIN (SELECT table_id, match_number, min(hand) AS first_hand, max(hand) AS last_hand"
+    "   FROM live_hands WHERE table_id IN (SELECT table_id FROM mine)"
+    "   GROUP BY table_id, match_number) h"
+    "   ON h.table_id = m.table_id AND h.match_number = m.number"
+    " WHERE m.players IS NOT NULL"
+    " ORDER BY m.table_id, m.number"
+)
+
+
 async def _hands_matches(request: web.Request, user: User) -> dict[str, list[dict[str, Any]]]:
     """Who sat where in each match at the tables /me/hands lists: a hand record names no player
     and keeps its scores in seat order, and the page says them from my side, as the table page
@@ -324,25 +349,7 @@ async def _hands_matches(request: web.Request, user: User) -> dict[str, list[dic
         if cursor is None:
             return {}
     rows = await request.app[POOL].fetch(
-        "WITH mine AS ("
-        " SELECT m.table_id, max(m.started_at) AS last_match FROM live_matches m"
-        " WHERE m.players @> ARRAY[$1::bigint] AND ($2::text IS NULL OR m.table_id = $2)"
-        " GROUP BY m.table_id"
-        " HAVING $3::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($3, $4)"
-        " ORDER BY last_match DESC, m.table_id DESC LIMIT $5)"
-        " SELECT m.table_id, m.number, array_position(m.players, $1::bigint) - 1 AS seat,"
-        "  ARRAY(SELECT u.name FROM unnest(m.players) WITH ORDINALITY AS p(id, n)"
-        "        LEFT JOIN users u ON u.id = p.id ORDER BY p.n) AS names,"
-        "  h.first_hand, h.last_hand"
-        " FROM live_matches m JOIN mine ON mine.table_id = m.table_id"
-        # each listed table's hands read once, grouped by match (a lookup per match walked
-        # the table's hands from one end: quadratic in a long table's matches)
-        " JOIN (SELECT table_id, match_number, min(hand) AS first_hand, max(hand) AS last_hand"
-        "   FROM live_hands WHERE table_id IN (SELECT table_id FROM mine)"
-        "   GROUP BY table_id, match_number) h"
-        "   ON h.table_id = m.table_id AND h.match_number = m.number"
-        " WHERE m.players IS NOT NULL"
-        " ORDER BY m.table_id, m.number",
+        HANDS_MATCHES_SQL,
         user.id, table, None if cursor is None else cursor[0],
         None if cursor is None else cursor[1], PLAYED_PAGE)
     out: dict[str, list[dict[str, Any]]] = {}

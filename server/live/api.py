@@ -212,6 +212,27 @@ def played_cursor(before: str) -> tuple[datetime, str] | None:
         return None
 
 
+# a page of the tables I played at, newest match first, with their matches and hands
+# (`barajamos bench queries` times it on a grown database)
+PLAYED_TABLES_SQL: Final = (
+    # the page of matches first, its tables joined after (not every table of the house
+    # hashed); the hands counted as all of a table's hands but its one in play, both read
+    # from indexes alone (the records themselves are not read)
+    "SELECT t.id, t.variant, t.seats, t.kind, t.status, p.last_match, p.matches,"
+    " (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id)"
+    " - (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id"
+    "    AND h.record IS NULL) AS hands FROM ("
+    " SELECT m.table_id, max(m.started_at) AS last_match, count(*) AS matches"
+    " FROM live_matches m"
+    " WHERE m.players @> ARRAY[$1::bigint]"
+    " GROUP BY m.table_id"
+    " HAVING $2::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($2, $3)"
+    " ORDER BY last_match DESC, m.table_id DESC LIMIT $4) p"
+    " JOIN live_tables t ON t.id = p.table_id"
+    " ORDER BY p.last_match DESC, p.table_id DESC"
+)
+
+
 async def played_tables(request: web.Request) -> web.StreamResponse:
     """The tables where I played a match, newest first, closed ones too: a player who lost a
     table's id (a private table is never listed, a closed one leaves `mine`) can still reach
@@ -224,23 +245,8 @@ async def played_tables(request: web.Request) -> web.StreamResponse:
         if cursor is None:
             raise ApiError(400, "bad_cursor",
                            "before is the `next` of the previous page.") from None
-    # the page first, then its tables' hands counted (not every table the player ever had)
     rows = await request.app[POOL].fetch(
-        # the page of matches first, its tables joined after (not every table of the house
-        # hashed); the hands counted as all of a table's hands but its one in play, both read
-        # from indexes alone (the records themselves are not read)
-        "SELECT t.id, t.variant, t.seats, t.kind, t.status, p.last_match, p.matches,"
-        " (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id)"
-        " - (SELECT count(*) FROM live_hands h WHERE h.table_id = p.table_id"
-        "    AND h.record IS NULL) AS hands FROM ("
-        " SELECT m.table_id, max(m.started_at) AS last_match, count(*) AS matches"
-        " FROM live_matches m"
-        " WHERE m.players @> ARRAY[$1::bigint]"
-        " GROUP BY m.table_id"
-        " HAVING $2::timestamptz IS NULL OR (max(m.started_at), m.table_id) < ($2, $3)"
-        " ORDER BY last_match DESC, m.table_id DESC LIMIT $4) p"
-        " JOIN live_tables t ON t.id = p.table_id"
-        " ORDER BY p.last_match DESC, p.table_id DESC",
+        PLAYED_TABLES_SQL,
         user.id, None if cursor is None else cursor[0], None if cursor is None else cursor[1],
         PLAYED_PAGE + 1)
     page = rows[:PLAYED_PAGE]
