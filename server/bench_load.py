@@ -377,8 +377,8 @@ async def _audit(dsn: str, runs: Sequence[TableRun]) -> None:
 
 
 async def _lobby_tab(session: BotSession, stats: RunStats, rng: random.Random) -> None:
-    """A player's lobby page, open beside their table: both of its lists at once, every
-    `LOBBY_REFRESH` seconds, as lobby.js asks for them."""
+    """A player's lobby page, open beside their table: both of its lists at once, then again
+    `LOBBY_REFRESH` seconds after their answers, as lobby.js asks for them."""
     await asyncio.sleep(rng.uniform(0, LOBBY_REFRESH))
     while True:
         started = time.perf_counter()
@@ -390,7 +390,7 @@ async def _lobby_tab(session: BotSession, stats: RunStats, rng: random.Random) -
         else:
             if stats.recording:
                 stats.lobby.append(time.perf_counter() - started)
-        await asyncio.sleep(max(0.0, LOBBY_REFRESH - (time.perf_counter() - started)))
+        await asyncio.sleep(LOBBY_REFRESH)
 
 
 async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable[[int], None],
@@ -575,6 +575,7 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
         # password is checked (server/accounts.py): more than MAX_FAILURES_PER_REMOTE logins in
         # flight at once from one address are refused 429, as a password-guessing burst is
         concurrency = max(1, (MAX_FAILURES_PER_REMOTE - 6) // workers)
+        lobby = min(options.lobby, tables * seats)  # the players with the lobby open too
         context = multiprocessing.get_context("spawn")
         queue = context.Queue()
         go, record, stop = context.Event(), context.Event(), context.Event()
@@ -584,8 +585,7 @@ def run_scale(options: Options, admin_url: str, work: Path, tables: int,
                 tables=tuple(range(index, tables, workers)), sleepers=sleepers,
                 start_spread=max(pace, 0.5), setup_concurrency=concurrency,
                 seed=tables * 1000 + index,
-                lobby=min(options.lobby, tables * seats) // workers
-                + (index < min(options.lobby, tables * seats) % workers))
+                lobby=lobby // workers + (index < lobby % workers))
             proc: multiprocessing.process.BaseProcess = context.Process(
                 target=_worker, args=(worker, index, queue, go, record, stop),
                 name=f"bench-load-client-{index}", daemon=True)
@@ -709,7 +709,7 @@ def report(result: ScaleResult, options: Options) -> None:
           f"[target 0: {_verdict(stats.lost == 0)}]", flush=True)
     if options.lobby:
         print(f"lobby: {min(options.lobby, result.players)} players with the lobby open beside "
-              f"their table, both lists every {LOBBY_REFRESH:g} s: p50 "
+              f"their table, both lists {LOBBY_REFRESH:g} s after the last answer: p50 "
               f"{_ms(percentile(stats.lobby, 50))}, p99 {_ms(percentile(stats.lobby, 99))} "
               f"({len(stats.lobby)} refreshes)", flush=True)
 
@@ -772,9 +772,9 @@ def _parser() -> UsageParser:
                         help="share of tables with a sleeping seat (default 0.05 paced, 0 at "
                         "full speed)")
     parser.add_argument("--lobby", type=int, default=0,
-                        help="of the players, how many also have the lobby page open, refreshing"
-                        f" its two lists every {LOBBY_REFRESH:g} s as a browser does: the time a"
-                        " refresh takes is printed (default 0)")
+                        help="of the players, how many also have the lobby page open, asking"
+                        f" for its two lists {LOBBY_REFRESH:g} s after each answer as a browser"
+                        " does: the time a refresh takes is printed (default 0)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the data (database, server logs) in this new folder")
     parser.add_argument("--profile", type=Path, default=None,

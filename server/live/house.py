@@ -433,9 +433,9 @@ class House:
 
     def forget(self, actor: TableActor) -> None:
         """A closed table: stop its actor once the command that closed it has returned."""
-        if self.tables.get(actor.id) is actor:
-            self._index(actor, actor.seats, ())
-        if self.tables.pop(actor.id, None) is not None:
+        served = self.tables.pop(actor.id, None)
+        if served is not None:
+            self._index(served, served.seats, ())
             task = asyncio.create_task(actor.stop())
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)

@@ -16,7 +16,15 @@ import asyncpg
 
 from server.live.model import AbandonConsequence, HandPhase, TableKind, TableStatus
 from server.live.seeds import SealedKind, SealError, unseal
-from server.live.table import Chain, HandRun, Seat, Streak, TableActor, at_rest_action
+from server.live.table import (
+    Chain,
+    HandRun,
+    Seat,
+    Streak,
+    TableActor,
+    at_rest_action,
+    signal_json,
+)
 from truco import MatchConfig, apply, parse_signal
 from truco.fairness import commitment, seed_chain
 from truco.records import DealerChoice, parse_record, replay
@@ -175,9 +183,8 @@ async def _restore_hand(house: House, conn: Any, actor: TableActor) -> None:
             actor.id, number):
         said = json.loads(unseal(house.config.seed_key, SealedKind.SIGNAL, actor.id, number,
                                  bytes(kept["sealed"])))
-        message = {"type": "signal", "from": said["from"], "code": said["code"],
-                   "label": parse_signal(actor.config.variant, said["code"]).label,
-                   "at_ms": said["at_ms"]}
+        message = signal_json(said["from"], parse_signal(actor.config.variant, said["code"]),
+                              said["at_ms"])
         # not delivered since the restart: the partner's next catch-up or snapshot has it
         actor.keep_signal(number, said["to"], message, delivered=False)
     if not row["dealt"]:

@@ -57,6 +57,7 @@ from truco import (
     MatchState,
     Pending,
     PendingKind,
+    Signal,
     TeamMode,
     Termination,
     Variant,
@@ -1911,8 +1912,7 @@ class TableActor:
             raise LiveError("bad_signal", str(exc)) from None
         partner_seat = (seat + 2) % 4
         partner = self.seats[partner_seat].user_id
-        message = {"type": "signal", "from": seat, "code": signal.code, "label": signal.label,
-                   "at_ms": ms(self.now)}
+        message = signal_json(seat, signal, ms(self.now))
         number = self.hand.number if self.hand is not None else None
         if (partner is not None and number is not None and number == self._signals_hand
                 and len(self._signals.get(partner_seat, ())) >= SIGNALS_KEPT):
@@ -1962,6 +1962,13 @@ class TableActor:
                 out.append(kept.message)
             kept.delivered = kept.delivered or take
         return out
+
+
+def signal_json(seat: int, signal: Signal, at_ms: int) -> dict[str, Any]:
+    """A partner signal from `seat` as its partner gets it: live, in a catch-up, in a snapshot
+    (after a restart too, `server.live.recovery`)."""
+    return {"type": "signal", "from": seat, "code": signal.code, "label": signal.label,
+            "at_ms": at_ms}
 
 
 # the partner signals one seat may send (and the partner is kept) in one hand: a 2x2 hand has
