@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from truco._frozen import fast_init
-from truco.cards import Card, parse_card
+from truco.cards import CARD_NAMES, Card, parse_card
 
 
 class ActionKind(StrEnum):
@@ -43,10 +43,15 @@ class Action:
     position: int | None = None
 
 
+# each kind's verb: Python 3.11 reads `Enum.value` through a descriptor, and every view lists
+# the legal actions of its seat
+_VERB: dict[ActionKind, str] = {kind: kind.value for kind in ActionKind}
+
+
 def action_to_json(action: Action) -> dict[str, Any]:
-    out: dict[str, Any] = {"seat": action.seat, "do": action.kind.value}
+    out: dict[str, Any] = {"seat": action.seat, "do": _VERB[action.kind]}
     if action.card is not None:
-        out["card"] = str(action.card)
+        out["card"] = CARD_NAMES[action.card.index]
     if action.covered:
         out["covered"] = True
     if action.position is not None:

@@ -45,6 +45,8 @@ class Card:
 
 
 CANONICAL_DECK: tuple[Card, ...] = tuple(Card(i) for i in range(40))
+# each card's notation, by index: `str(card)` without the method call (views print many cards)
+CARD_NAMES: tuple[str, ...] = tuple(str(card) for card in CANONICAL_DECK)
 _BY_NOTATION: dict[str, Card] = {str(card): card for card in CANONICAL_DECK}
 
 

@@ -1,6 +1,6 @@
 """What each seat (or an observer) may see: one function decides, everything else asks it.
 
-`_sees_hand` says whose dealt cards a viewer may see; `_sees_play` says whether a card on the
+`_seen_hands` says whose dealt cards a viewer may see; `_sees_play` says whether a card on the
 table is face up for the viewer. `view` renders only through them and `hidden_cards_for` is
 their complement, so a test over `hidden_cards_for` covers every view. `_sees_vote` says whose
 votes on a pending answer a viewer may read: `view` and `events_json` render votes through it.
@@ -9,39 +9,74 @@ votes on a pending answer a viewer may read: `view` and `events_json` render vot
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
-from truco.actions import action_to_json
-from truco.cards import CANONICAL_DECK, Card
+from truco.actions import ActionKind, action_to_json
+from truco.cards import CANONICAL_DECK, CARD_NAMES, Card
 from truco.envido import accepted_points, chain_name, declined_points
 from truco.events import Event, VoteCast
 from truco.match import legal_actions, pending
-from truco.state import HandKind, HandState, MatchState, Play, RequestKind
-from truco.variants import VariantRules
+from truco.outcome import Termination
+from truco.state import (
+    HandEnd,
+    HandKind,
+    HandState,
+    MatchState,
+    PendingKind,
+    Phase,
+    Play,
+    RequestKind,
+)
+from truco.variants import TeamMode, Variant, VariantRules
+
+# bound once: Python 3.11 reads `Enum.MEMBER` through a descriptor
+_NORMAL, _ONZE, _FERRO = HandKind.NORMAL, HandKind.ONZE, HandKind.FERRO
+_TRUCO, _ENVIDO = RequestKind.TRUCO, RequestKind.ENVIDO
+
+# the stable code of every enum member a view prints. `Enum.value` is a descriptor too, slow
+# where a view reads it per player and per action; a StrEnum member hashes and compares as its
+# code, so this is one dictionary look-up (members of two enums sharing a code map alike)
+_CODE: dict[StrEnum, str] = {
+    member: member.value
+    for enum in (
+        Variant, TeamMode, Phase, PendingKind, HandKind, HandEnd, RequestKind, Termination,
+        ActionKind,
+    )
+    for member in enum
+}
 
 
-def _sees_hand(hand: HandState, viewer: int | None, owner: int) -> bool:
-    """May `viewer` see the cards `owner` holds?"""
-    if viewer is None:
-        return _envido_shown(hand, owner)
-    if viewer == owner:
-        # mão de ferro is played blind: not even one's own cards
-        return hand.kind is not HandKind.FERRO
-    if (viewer ^ owner) & 1 == 0 and hand.special_team == viewer & 1:
-        # the team at onze / dez sees the partner's cards, for that hand only
-        return True
-    return _envido_shown(hand, owner)
+def _shown_seat(hand: HandState) -> int | None:
+    """Whose cards the hand shows everyone: the accepted envido's winner, at the end of the hand
+    (Argentino); None while none are."""
+    envido = hand.envido
+    if hand.result is None or envido is None or envido.result is None:
+        return None
+    return envido.result.winner_seat
 
 
 def _envido_shown(hand: HandState, owner: int) -> bool:
     """The accepted envido's winner shows the cards at the end of the hand (Argentino)."""
-    envido = hand.envido
-    return (
-        hand.result is not None
-        and envido is not None
-        and envido.result is not None
-        and envido.result.winner_seat == owner
-    )
+    return _shown_seat(hand) == owner
+
+
+def _seen_hands(hand: HandState, viewer: int | None) -> list[bool]:
+    """Per owner (seat): may `viewer` see the cards it holds? Asked once per viewer, for all
+    owners at once: a view asks about every seat."""
+    setup = hand.setup
+    seen = [False] * setup.seats
+    shown = _shown_seat(hand)
+    if shown is not None:
+        seen[shown] = True
+    if viewer is not None:
+        if setup.special_team == viewer & 1:
+            # the team at onze / dez sees the partner's cards, for that hand only
+            for partner in range(viewer & 1, setup.seats, 2):
+                seen[partner] = True
+        # mão de ferro is played blind: not even one's own cards
+        seen[viewer] = setup.kind is not _FERRO
+    return seen
 
 
 def _sees_vote(viewer: int | None, voter: int) -> bool:
@@ -75,10 +110,10 @@ def visible_cards(state: MatchState, seat: int | None) -> frozenset[Card]:
     seen: set[Card] = set()
     if hand.vira is not None:
         seen.add(hand.vira)
-    for owner in range(hand.seats):
+    for owner, sees in enumerate(_seen_hands(hand, seat)):
         if _envido_shown(hand, owner):
             seen.update(hand.hands[owner])
-        elif _sees_hand(hand, seat, owner):
+        elif sees:
             # the cards still in hand; played ones count as the table shows them (covered: no)
             seen.update(hand.hands[owner][p] for p in hand.remaining(owner))
     for plays in (*(r.plays for r in hand.rounds), hand.table):
@@ -88,39 +123,52 @@ def visible_cards(state: MatchState, seat: int | None) -> frozenset[Card]:
 
 def hidden_cards_for(state: MatchState, seat: int | None) -> frozenset[Card]:
     """Every card `seat` (None: an observer) may not see now."""
-    _check_viewer(state, seat)
+    _check_viewers(state, (seat,))
     return frozenset(CANONICAL_DECK) - visible_cards(state, seat)
 
 
-def _check_viewer(state: MatchState, seat: int | None) -> None:
-    if seat is not None and (type(seat) is not int or not 0 <= seat < state.config.seats):
-        raise ValueError(f"no seat {seat!r} at this table")
+def _check_viewers(state: MatchState, viewers: Iterable[int | None]) -> None:
+    seats = state.config.seats
+    for seat in viewers:
+        if seat is not None and (type(seat) is not int or not 0 <= seat < seats):
+            raise ValueError(f"no seat {seat!r} at this table")
 
 
-_NAMES: tuple[str, ...] = tuple(str(card) for card in CANONICAL_DECK)
+def _plays_json(
+    hand: HandState, viewer: int | None, plays: tuple[Play, ...]
+) -> list[dict[str, Any]]:
+    """Cards on the table as `viewer` sees them: a covered one's face only where `_sees_play`."""
+    # loops, not comprehensions, for these lists of a few items: in Python 3.11 a comprehension
+    # is a function call of its own, a good part of the cost here
+    out = []
+    for play in plays:
+        face = CARD_NAMES[play.card.index] if _sees_play(hand, viewer, play) else None
+        out.append({"seat": play.seat, "card": face, "covered": play.covered})
+    return out
 
 
-def _play_json(hand: HandState, viewer: int | None, play: Play) -> dict[str, Any]:
-    face = _NAMES[play.card.index] if _sees_play(hand, viewer, play) else None
-    return {"seat": play.seat, "card": face, "covered": play.covered}
+# an owner's hand as the table shows it: the cards it was dealt, the positions it has not played
+# yet, and whether it is still in the hand (not gone to the mazo)
+_Place = tuple[tuple[Card, ...], tuple[int, ...], bool]
 
 
-def _player_json(hand: HandState, owner: int, sees: bool) -> dict[str, Any]:
-    """`owner`'s place at the table for a viewer who `sees` its cards or does not."""
-    remaining = hand.remaining(owner)
-    cards = hand.hands[owner]
+def _player_json(owner: int, place: _Place, sees: bool, shown: bool) -> dict[str, Any]:
+    """`owner`'s place at the table for a viewer who `sees` its cards or does not; `shown`: the
+    hand shows them (`_envido_shown`)."""
+    cards, remaining, in_hand = place
+    # positions stay visible (blind play picks one); faces only where the viewer may see
+    slots = []
+    for p in remaining:  # a loop: see `_plays_json`
+        slots.append({"position": p, "card": CARD_NAMES[cards[p].index] if sees else None})
     out: dict[str, Any] = {
         "seat": owner,
         "team": owner & 1,
-        "in_hand": hand.in_hand(owner),
+        "in_hand": in_hand,
         "cards_left": len(remaining),
-        # positions stay visible (blind play picks one); faces only where the viewer may see
-        "hand": [
-            {"position": p, "card": _NAMES[cards[p].index] if sees else None} for p in remaining
-        ],
+        "hand": slots,
     }
-    if sees and _envido_shown(hand, owner):
-        out["shown"] = [_NAMES[card.index] for card in cards]
+    if sees and shown:
+        out["shown"] = [CARD_NAMES[card.index] for card in cards]
     return out
 
 
@@ -129,8 +177,8 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
     if request is None:
         return None
     rules = state.config.rules
-    out: dict[str, Any] = {"kind": request.value, "answering_team": hand.answering_team}
-    if request is RequestKind.TRUCO:
+    out: dict[str, Any] = {"kind": _CODE[request], "answering_team": hand.answering_team}
+    if request is _TRUCO:
         assert hand.truco is not None
         out.update(
             seat=hand.truco.seat,
@@ -138,7 +186,7 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
             value=rules.ladder[hand.truco.level],
             name=rules.raise_names[hand.truco.level - 1],
         )
-    elif request is RequestKind.ENVIDO:
+    elif request is _ENVIDO:
         assert hand.envido is not None
         chain, score, target = hand.envido.chain, state.score, state.config.target
         out.update(
@@ -149,7 +197,7 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
         )
     else:
         out.update(name=rules.special_name, value=rules.special_value)
-    if hand.truco is not None and request is RequestKind.ENVIDO:
+    if hand.truco is not None and request is _ENVIDO:
         out["truco_waiting"] = rules.ladder[hand.truco.level]
     return out
 
@@ -157,114 +205,154 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
 def _next_raise(rules: VariantRules, hand: HandState) -> dict[str, Any] | None:
     """The ladder step a `raise` would ask for now (name and value), or None at the top and in
     a hand that has no raises (mão de onze / dez, mão de ferro)."""
-    if hand.kind is not HandKind.NORMAL:
+    if hand.setup.kind is not _NORMAL:
         return None
-    asked = hand.truco.level if hand.request is RequestKind.TRUCO and hand.truco else hand.level
+    bet = hand.bet
+    asked = bet.truco.level if bet.truco and hand.request is _TRUCO else bet.level
     step = asked + 1
     if step > rules.top_level:
         return None
     return {"name": rules.raise_names[step - 1], "value": rules.ladder[step]}
 
 
-def _hand_shared(
-    state: MatchState, hand: HandState
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The hand's fields that read the same for every viewer: those before `rounds`, `table` and
-    `players` (which come per viewer, see `_HandViews`) and those after them."""
+# (variant, vira index) -> the manilhas' names: at most 41 per variant, and every view lists them
+_MANILHAS: dict[tuple[Variant, int | None], tuple[str, ...]] = {}
+
+
+def _manilha_names(rules: VariantRules, vira: Card | None) -> tuple[str, ...]:
+    """The manilhas' names for this vira (`rules.manilhas`), looked up once."""
+    key = (rules.variant, None if vira is None else vira.index)
+    names = _MANILHAS.get(key)
+    if names is None:
+        names = _MANILHAS[key] = tuple(CARD_NAMES[card.index] for card in rules.manilhas(vira))
+    return names
+
+
+def _hand_shared(state: MatchState, hand: HandState) -> dict[str, Any]:
+    """The hand's fields that read the same for every viewer, in their order; `rounds`, `table`
+    and `players` come per viewer (see `_HandViews`) and are left None here."""
     rules = state.config.rules
+    setup, bet, result = hand.setup, hand.bet, hand.result
     envido: dict[str, Any] | None = None
     if hand.envido is not None:
-        result = hand.envido.result
+        chained = hand.envido.result
         envido = {
             "chain": chain_name(hand.envido.chain),
             "result": None
-            if result is None
+            if chained is None
             else {
-                "accepted": result.accepted,
-                "winner_team": result.winner_team,
-                "winner_seat": result.winner_seat,
-                "points": result.points,
-                "tantos": [{"seat": s, "tanto": t} for s, t in result.tantos],
+                "accepted": chained.accepted,
+                "winner_team": chained.winner_team,
+                "winner_seat": chained.winner_seat,
+                "points": chained.points,
+                "tantos": [{"seat": s, "tanto": t} for s, t in chained.tantos],
             },
         }
+    vira, votes = setup.vira, hand.votes
     answering = hand.answering_team
-    before = {
+    return {
         "next_raise": _next_raise(rules, hand),
-        "kind": hand.kind.value,
-        "special_name": rules.special_name if hand.kind is HandKind.ONZE else None,
-        "dealer": hand.dealer,
-        "mano": hand.mano,
-        "vira": None if hand.vira is None else _NAMES[hand.vira.index],
-        "manilhas": [_NAMES[card.index] for card in rules.manilhas(hand.vira)],
-        "value": hand.stake,
-        "raise_team": hand.raise_team,
-        "round": hand.round_number,
-        "turn": hand.turn if hand.result is None and answering is None else None,
-    }
-    after = {
+        "kind": _CODE[setup.kind],
+        "special_name": rules.special_name if setup.kind is _ONZE else None,
+        "dealer": setup.dealer,
+        "mano": setup.mano,
+        "vira": None if vira is None else CARD_NAMES[vira.index],
+        "manilhas": list(_manilha_names(rules, vira)),
+        "value": bet.stake,
+        "raise_team": bet.raise_team,
+        "round": len(hand.rounds),
+        "turn": hand.turn if result is None and answering is None else None,
+        "rounds": None,
+        "table": None,
+        "players": None,
         "request": _request_json(state, hand),
-        "votes": {str(s): vote.value for s, vote in enumerate(hand.votes) if vote is not None},
+        # mostly nobody has voted (a vote is a non-empty code, None is not)
+        "votes": {str(s): _CODE[vote] for s, vote in enumerate(votes) if vote is not None}
+        if any(votes)
+        else {},
         "envido": envido,
         "result": None
-        if hand.result is None
+        if result is None
         else {
-            "winner_team": hand.result.winner_team,
-            "points": hand.result.points,
-            "reason": hand.result.reason.value,
+            "winner_team": result.winner_team,
+            "points": result.points,
+            "reason": _CODE[result.reason],
         },
     }
-    return before, after
 
 
 class _HandViews:
     """One hand as several viewers see it: what reads alike is built once and shared.
 
-    Only covered cards (face known to their owner) make the played cards differ per viewer, and
-    only whether a viewer sees an owner's cards makes a player's entry differ: each owner's entry
-    is built at most twice (seen, unseen), whatever the number of viewers.
+    Only covered cards (face known to their owner) make the played cards differ per viewer: a
+    viewer who covered none reads them as an observer does. Only whether a viewer sees an
+    owner's cards makes a player's entry differ: each owner's entry is built at most twice
+    (seen, unseen), whatever the number of viewers.
     """
+
+    __slots__ = ("_players", "_plays", "covering", "hand", "places", "shared", "shown", "votes")
 
     def __init__(self, state: MatchState, hand: HandState) -> None:
         self.hand = hand
-        self.before, self.after = _hand_shared(state, hand)
-        self.covered = any(
-            play.covered for plays in (*(r.plays for r in hand.rounds), hand.table)
-            for play in plays
-        )
+        self.shared = _hand_shared(state, hand)
+        self.votes: dict[str, Any] = self.shared["votes"]
+        self.shown = _shown_seat(hand)
+        self.places: list[_Place] = [
+            (cards, hand.remaining(owner), hand.in_hand(owner))
+            for owner, cards in enumerate(hand.setup.hands)
+        ]
+        # the seats that covered a card: only they see its face
+        self.covering: set[int] = set()
+        for r in hand.rounds:
+            self._note_covered(r.plays)
+        self._note_covered(hand.table)
         self._plays: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
-        self._players: dict[tuple[int, bool], dict[str, Any]] = {}
+        # owner o's entry as seen at index 2 * o + 1, unseen at 2 * o; built on first need
+        self._players: list[dict[str, Any] | None] = [None] * (2 * hand.setup.seats)
+
+    def _note_covered(self, plays: tuple[Play, ...]) -> None:
+        """Add to `covering` the seats of `plays`' covered cards."""
+        for play in plays:
+            if play.covered:
+                self.covering.add(play.seat)
 
     def _played(self, viewer: int | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         hand = self.hand
         rounds = [
             {
-                "plays": [_play_json(hand, viewer, play) for play in r.plays],
+                "plays": _plays_json(hand, viewer, r.plays),
                 "winner_team": r.winner_team,
                 "winner_seat": r.winner_seat,
                 "tied": r.winner_team is None,
             }
             for r in hand.rounds
         ]
-        return rounds, [_play_json(hand, viewer, play) for play in hand.table]
+        return rounds, _plays_json(hand, viewer, hand.table)
 
     def for_viewer(self, viewer: int | None) -> dict[str, Any]:
         hand = self.hand
-        if self.covered:
+        if viewer in self.covering:
             rounds, table = self._played(viewer)
         else:
             if self._plays is None:
                 self._plays = self._played(None)
             rounds, table = self._plays
         players = []
-        for owner in range(hand.seats):
-            sees = _sees_hand(hand, viewer, owner)
-            entry = self._players.get((owner, sees))
+        built = self._players
+        for owner, sees in enumerate(_seen_hands(hand, viewer)):
+            slot = 2 * owner + sees
+            entry = built[slot]
             if entry is None:
-                entry = self._players[owner, sees] = _player_json(hand, owner, sees)
+                entry = built[slot] = _player_json(
+                    owner, self.places[owner], sees, owner == self.shown
+                )
             players.append(entry)
-        shown = {**self.before, "rounds": rounds, "table": table, "players": players,
-                 **self.after}
-        votes = self.after["votes"]
+        # a copy keeps the shared fields' order; the per-viewer ones replace their placeholders
+        shown = self.shared.copy()
+        shown["rounds"] = rounds
+        shown["table"] = table
+        shown["players"] = players
+        votes = self.votes
         if votes and not all(_sees_vote(viewer, int(voter)) for voter in votes):
             shown["votes"] = {voter: verb if _sees_vote(viewer, int(voter)) else None
                               for voter, verb in votes.items()}
@@ -276,39 +364,41 @@ def views(state: MatchState, viewers: Iterable[int | None]) -> dict[int | None, 
     is computed once. The views share those parts (read them, do not change them)."""
     config = state.config
     viewers = list(dict.fromkeys(viewers))
-    for viewer in viewers:
-        _check_viewer(state, viewer)
+    _check_viewers(state, viewers)
     hand = state.hand
     outcome = state.outcome
     hands = None if hand is None else _HandViews(state, hand)
     common: dict[str, Any] = {
         "seat": None,
-        "variant": config.variant.value,
+        "variant": _CODE[config.variant],
         "seats": config.seats,
-        "mode": config.mode.value,
+        "mode": _CODE[config.mode],
         "target": config.target,
         "score": list(state.score),
-        "phase": state.phase.value,
+        "phase": _CODE[state.phase],
         "hand_number": state.hand_number,
         "dealer": state.dealer,
         "next_dealer": state.next_dealer,
         "outcome": None
         if outcome is None
-        else {"termination": outcome.termination.value, "winner": outcome.winner},
+        else {"termination": _CODE[outcome.termination], "winner": outcome.winner},
         "hand": None,
         "pending": [
-            {"seat": p.seat, "kind": p.kind.value, "team_vote": p.team_vote} for p in pending(state)
+            {"seat": p.seat, "kind": _CODE[p.kind], "team_vote": p.team_vote}
+            for p in pending(state)
         ],
         "legal": [],
     }
     out: dict[int | None, dict[str, Any]] = {}
     for viewer in viewers:
-        one = dict(common)
+        one = common.copy()
         one["seat"] = viewer
         if hands is not None:
             one["hand"] = hands.for_viewer(viewer)
         if viewer is not None:
-            one["legal"] = [action_to_json(action) for action in legal_actions(state, viewer)]
+            actions = legal_actions(state, viewer)
+            # most seats may not act now: their empty list without a comprehension's call
+            one["legal"] = [action_to_json(action) for action in actions] if actions else []
         out[viewer] = one
     return out
 
