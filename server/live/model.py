@@ -82,7 +82,10 @@ class LiveSettings:
     # a client with this much sent to it and not yet read is too slow: it is disconnected
     send_buffer_bytes: int = 512 * 1024
     heartbeat_seconds: float = 20.0
-    history: int = 512
+    # events a table keeps for reconnects (at most half `send_queue`): about three hands of a
+    # four-seat table. Each costs some 420 bytes; 128 of them were a quarter of the memory a
+    # connected player costs the server. A longer gap gets a snapshot instead, as complete.
+    history: int = 64
     # a bot's think time on the injected clock; 0: it acts as soon as it may
     bot_think: float = 0.8
     # hands per seed chain before a new one is anchored
