@@ -177,28 +177,41 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
     if request is None:
         return None
     rules = state.config.rules
-    out: dict[str, Any] = {"kind": _CODE[request], "answering_team": hand.answering_team}
+    truco = hand.bet.truco
+    out: dict[str, Any]
     if request is _TRUCO:
-        assert hand.truco is not None
-        out.update(
-            seat=hand.truco.seat,
-            team=hand.truco.team,
-            value=rules.ladder[hand.truco.level],
-            name=rules.raise_names[hand.truco.level - 1],
-        )
+        assert truco is not None
+        out = {
+            "kind": _CODE[request],
+            "answering_team": hand.answering_team,
+            "seat": truco.seat,
+            "team": truco.team,
+            "value": rules.ladder[truco.level],
+            "name": rules.raise_names[truco.level - 1],
+        }
     elif request is _ENVIDO:
-        assert hand.envido is not None
-        chain, score, target = hand.envido.chain, state.score, state.config.target
-        out.update(
-            seat=hand.envido.seat, team=hand.envido.team, chain=chain_name(chain),
+        envido = hand.envido
+        assert envido is not None
+        chain, score, target = envido.chain, state.score, rules.target
+        out = {
+            "kind": _CODE[request],
+            "answering_team": hand.answering_team,
+            "seat": envido.seat,
+            "team": envido.team,
+            "chain": chain_name(chain),
             # what quiero gives the best tanto, and no quiero the calling team (RULES.md)
-            accepted_points=accepted_points(chain, score, target),
-            declined_points=declined_points(chain, score, target),
-        )
+            "accepted_points": accepted_points(chain, score, target),
+            "declined_points": declined_points(chain, score, target),
+        }
+        if truco is not None:
+            out["truco_waiting"] = rules.ladder[truco.level]
     else:
-        out.update(name=rules.special_name, value=rules.special_value)
-    if hand.truco is not None and request is _ENVIDO:
-        out["truco_waiting"] = rules.ladder[hand.truco.level]
+        out = {
+            "kind": _CODE[request],
+            "answering_team": hand.answering_team,
+            "name": rules.special_name,
+            "value": rules.special_value,
+        }
     return out
 
 
@@ -290,17 +303,21 @@ class _HandViews:
     (seen, unseen), whatever the number of viewers.
     """
 
-    __slots__ = ("_players", "_plays", "covering", "hand", "places", "shared", "shown", "votes")
+    __slots__ = (
+        "_players", "_plays", "covering", "hand", "places", "shared", "shown_seat", "voted"
+    )
 
     def __init__(self, state: MatchState, hand: HandState) -> None:
         self.hand = hand
         self.shared = _hand_shared(state, hand)
-        self.votes: dict[str, Any] = self.shared["votes"]
-        self.shown = _shown_seat(hand)
-        self.places: list[_Place] = [
-            (cards, hand.remaining(owner), hand.in_hand(owner))
-            for owner, cards in enumerate(hand.setup.hands)
-        ]
+        # (key, seat, verb) of each vote cast, for `_sees_vote` per viewer
+        votes: dict[str, str] = self.shared["votes"]
+        self.voted = [(voter, int(voter), verb) for voter, verb in votes.items()] if votes else []
+        self.shown_seat = _shown_seat(hand)
+        # per owner: its cards, unplayed positions and presence (`_Place`), read by both entries
+        self.places: list[_Place] = []
+        for owner, cards in enumerate(hand.setup.hands):  # a loop: see `_plays_json`
+            self.places.append((cards, hand.remaining(owner), hand.in_hand(owner)))
         # the seats that covered a card: only they see its face
         self.covering: set[int] = set()
         for r in hand.rounds:
@@ -344,7 +361,7 @@ class _HandViews:
             entry = built[slot]
             if entry is None:
                 entry = built[slot] = _player_json(
-                    owner, self.places[owner], sees, owner == self.shown
+                    owner, self.places[owner], sees, owner == self.shown_seat
                 )
             players.append(entry)
         # a copy keeps the shared fields' order; the per-viewer ones replace their placeholders
@@ -352,10 +369,10 @@ class _HandViews:
         shown["rounds"] = rounds
         shown["table"] = table
         shown["players"] = players
-        votes = self.votes
-        if votes and not all(_sees_vote(viewer, int(voter)) for voter in votes):
-            shown["votes"] = {voter: verb if _sees_vote(viewer, int(voter)) else None
-                              for voter, verb in votes.items()}
+        voted = self.voted
+        if voted and not all([_sees_vote(viewer, seat) for _, seat, _ in voted]):
+            shown["votes"] = {voter: verb if _sees_vote(viewer, seat) else None
+                              for voter, seat, verb in voted}
         return shown
 
 
