@@ -56,11 +56,6 @@ def _shown_seat(hand: HandState) -> int | None:
     return envido.result.winner_seat
 
 
-def _envido_shown(hand: HandState, owner: int) -> bool:
-    """The accepted envido's winner shows the cards at the end of the hand (Argentino)."""
-    return _shown_seat(hand) == owner
-
-
 def _seen_hands(hand: HandState, viewer: int | None) -> list[bool]:
     """Per owner (seat): may `viewer` see the cards it holds? Asked once per viewer, for all
     owners at once: a view asks about every seat."""
@@ -110,8 +105,9 @@ def visible_cards(state: MatchState, seat: int | None) -> frozenset[Card]:
     seen: set[Card] = set()
     if hand.vira is not None:
         seen.add(hand.vira)
+    shown = _shown_seat(hand)
     for owner, sees in enumerate(_seen_hands(hand, seat)):
-        if _envido_shown(hand, owner):
+        if owner == shown:
             seen.update(hand.hands[owner])
         elif sees:
             # the cards still in hand; played ones count as the table shows them (covered: no)
@@ -154,7 +150,7 @@ _Place = tuple[tuple[Card, ...], tuple[int, ...], bool]
 
 def _player_json(owner: int, place: _Place, sees: bool, shown: bool) -> dict[str, Any]:
     """`owner`'s place at the table for a viewer who `sees` its cards or does not; `shown`: the
-    hand shows them (`_envido_shown`)."""
+    hand shows them (`_shown_seat`)."""
     cards, remaining, in_hand = place
     # positions stay visible (blind play picks one); faces only where the viewer may see
     slots = []

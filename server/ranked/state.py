@@ -43,22 +43,27 @@ async def sync_queue(db: Db, rows: Mapping[int, TicketRow], stored: Mapping[int,
     new_invitations = [(user, *row) for user, row in invitations.items()
                        if stored_invitations.get(user) != row]
     async with transaction(db) as conn:
-        await conn.execute("DELETE FROM ranked_invitations WHERE inviter_id = ANY($1::bigint[])",
-                           gone_invitations)
-        await conn.executemany(
-            "INSERT INTO ranked_invitations (inviter_id, partner_id, variant, seats, invited_at)"
-            " VALUES ($1, $2, $3, $4, $5)",
-            [(inviter, partner, key.variant.value, key.seats, _at(at))
-             for inviter, partner, key, at in new_invitations])
-        await conn.execute("DELETE FROM ranked_queue_tickets WHERE user_id = ANY($1::bigint[])",
-                           gone)
-        await conn.executemany(
-            "INSERT INTO ranked_queue_tickets (user_id, variant, seats, rating, enqueued_at, "
-            "partner_id, partner_rating) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            [(players[0], key.variant.value, key.seats, ratings[0], _at(joined),
-              players[1] if len(players) > 1 else None,
-              ratings[1] if len(ratings) > 1 else None)
-             for key, players, ratings, joined in new])
+        # only what has rows: a change is mostly one ticket or one invitation, one round trip
+        if gone_invitations:
+            await conn.execute("DELETE FROM ranked_invitations"
+                               " WHERE inviter_id = ANY($1::bigint[])", gone_invitations)
+        if new_invitations:
+            await conn.executemany(
+                "INSERT INTO ranked_invitations (inviter_id, partner_id, variant, seats,"
+                " invited_at) VALUES ($1, $2, $3, $4, $5)",
+                [(inviter, partner, key.variant.value, key.seats, _at(at))
+                 for inviter, partner, key, at in new_invitations])
+        if gone:
+            await conn.execute("DELETE FROM ranked_queue_tickets"
+                               " WHERE user_id = ANY($1::bigint[])", gone)
+        if new:
+            await conn.executemany(
+                "INSERT INTO ranked_queue_tickets (user_id, variant, seats, rating, enqueued_at,"
+                " partner_id, partner_rating) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                [(players[0], key.variant.value, key.seats, ratings[0], _at(joined),
+                  players[1] if len(players) > 1 else None,
+                  ratings[1] if len(ratings) > 1 else None)
+                 for key, players, ratings, joined in new])
 
 
 async def load_invitations(db: Db) -> dict[int, InvitationRow]:
