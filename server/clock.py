@@ -25,11 +25,19 @@ class Clock(Protocol):
 
 
 class SystemClock:
+    """Wall-clock time; timers on the loop of its first `call_at` (an app's clock serves one
+    loop: asking asyncio for the running loop at every timer is a getpid() system call)."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
     def now(self) -> float:
         return time.time()
 
     def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._loop = asyncio.get_running_loop()
         return loop.call_later(max(0.0, when - time.time()), callback)
 
 

@@ -14,6 +14,15 @@ BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 class Metrics:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
 
+    def count_action(self, variant: str, kind: str) -> None:
+        """One more applied action. The labelled child is kept: `labels()` takes a lock and
+        checks its arguments at every call, and this runs at every action (at most 3 variants x
+        the action kinds)."""
+        child = self._action_counts.get((variant, kind))
+        if child is None:
+            child = self._action_counts[(variant, kind)] = self.actions.labels(variant, kind)
+        child.inc()
+
     def __post_init__(self) -> None:
         r = self.registry
         self.live_tables = Gauge("barajamos_live_tables", "Tables with a match in play", registry=r)
@@ -23,6 +32,7 @@ class Metrics:
         self.actions = Counter(
             "barajamos_actions", "Table actions applied", ["variant", "kind"], registry=r
         )
+        self._action_counts: dict[tuple[str, str], Counter] = {}
         self.refused_actions = Counter(
             "barajamos_refused_actions", "Table actions refused", ["reason"], registry=r
         )

@@ -351,6 +351,10 @@ class _Contribution:
 Item = TypeVar("Item")
 
 
+# the kinds' codes, read once: iterating an Enum class (and `.value`) costs at every step
+_PENDING_KINDS = tuple(kind.value for kind in PendingKind)
+
+
 class _Mailbox(Generic[Item]):
     """The actor's queue: put without waiting, get in order, and a look at the next item (so
     that contributions queued one after another are taken together)."""
@@ -358,6 +362,9 @@ class _Mailbox(Generic[Item]):
     def __init__(self) -> None:
         self._items: deque[Item] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        # the actor's loop, kept: asking asyncio for the running loop is a getpid() system call
+        # each time (its fork check), and the mailbox waits once per command
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def put(self, item: Item) -> None:
         self._items.append(item)
@@ -366,7 +373,9 @@ class _Mailbox(Generic[Item]):
 
     async def get(self) -> Item:
         while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
+            if self.loop is None:
+                self.loop = asyncio.get_running_loop()
+            self._waiter = self.loop.create_future()
             try:
                 await self._waiter
             finally:
@@ -474,6 +483,7 @@ class TableActor:
     # ----------------------------------------------------------------------------- the actor
 
     def start(self) -> None:
+        self._queue.loop = asyncio.get_running_loop()
         self._task = asyncio.create_task(self._run(), name=f"table-{self.id}")
 
     async def stop(self) -> None:
@@ -491,7 +501,7 @@ class TableActor:
         """Run `command` on the actor and return its result (or raise its error)."""
         if self._task is None:
             raise LiveError("table_closed", "This table is not running.", 409)
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[T] = self._loop().create_future()
         self._queue.put((command, future))
         return await future
 
@@ -500,6 +510,9 @@ class TableActor:
         """Nothing running and nothing queued (tests in virtual time wait for it), or asked from
         the actor's own command (which the asker cannot wait for)."""
         return (not self._working and not self._queue) or asyncio.current_task() is self._task
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        return self._queue.loop or asyncio.get_running_loop()
 
     def post(self, command: Command) -> None:
         """Queue `command` without waiting (timers, bots)."""
@@ -511,7 +524,7 @@ class TableActor:
         """An `entropy` message: return once it is acknowledged (or raise its refusal)."""
         if self._task is None:
             raise LiveError("table_closed", "This table is not running.", 409)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[None] = self._loop().create_future()
         self._queue.put(_Contribution(conn, msg_id, number, hex_text, done))
         await done
 
@@ -1473,7 +1486,7 @@ class TableActor:
         await self._write(statements)
         self.state = new_state
         hand.actions.append(action)
-        metrics.actions.labels(self.config.variant.value, action.kind.value).inc()
+        metrics.count_action(self.config.variant.value, action.kind.value)
         back = clears_absence and seat in self.absent
         if clears_absence:
             self.absent.discard(seat)
@@ -1522,15 +1535,15 @@ class TableActor:
         config = self.house.config
         if acted is not None:
             partner = (acted + 2) % self.config.seats
-            for kind in PendingKind:
-                stale = self.deadlines.pop((kind.value, acted), None)
+            for kind in _PENDING_KINDS:
+                stale = self.deadlines.pop((kind, acted), None)
                 if stale is not None:
                     stale.timer.cancel()
                 for seat in {acted, partner}:
-                    bot_timer = self.bot_timers.get((kind.value, seat))
+                    bot_timer = self.bot_timers.get((kind, seat))
                     if bot_timer is None or (seat != acted and not bot_timer.fired):
                         continue
-                    del self.bot_timers[(kind.value, seat)]
+                    del self.bot_timers[(kind, seat)]
                     bot_timer.cancel()
         wanted: dict[DeadlineKey, tuple[int, PendingKind, bool]] = {}
         covered: dict[DeadlineKey, list[int]] = {}  # the seats each clock runs for

@@ -25,7 +25,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -78,12 +77,12 @@ class _InDoubt(Exception):
     """A committer's internal signal: the batch's fate is unknown."""
 
 
-@dataclass
 class _Job:
-    statements: Sequence[Statement]
-    done: asyncio.Future[None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
+    __slots__ = ("done", "statements")
+
+    def __init__(self, statements: Sequence[Statement], done: asyncio.Future[None]) -> None:
+        self.statements = statements
+        self.done = done
 
 
 class GroupWriter:
@@ -102,8 +101,11 @@ class GroupWriter:
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
+        # kept: asking asyncio for the running loop is a getpid() system call each time
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self._tasks = [asyncio.create_task(self._run(), name=f"group-writer-{i}")
                        for i in range(self._connections)]
 
@@ -112,7 +114,7 @@ class GroupWriter:
         `WriteRefused` when surely not, `WriteInDoubt` when the connection broke meanwhile."""
         if self._closed:
             raise _shutting_down()
-        job = _Job(statements)
+        job = _Job(statements, (self._loop or asyncio.get_running_loop()).create_future())
         self._queue.put_nowait(job)
         try:
             await job.done
