@@ -147,8 +147,10 @@ def ms(seconds: float) -> int:
     return round(seconds * 1000)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Seat:
+    """Who holds a seat; replaced, never changed in place (`TableActor.seats`)."""
+
     user_id: int | None = None
     name: str | None = None
     bot: bool = False
@@ -411,6 +413,7 @@ class TableActor:
         self.owner = owner
         self.status = status
         self._seats: tuple[Seat, ...] = tuple(Seat() for _ in range(config.seats))
+        self._seat_of: dict[int, int] = {}  # user id -> their seat (`seat_of`, every update)
         self.served = 0  # when the house came to serve it (`House.serve`)
         self.match_number = 0
         self.score: tuple[int, int] = (0, 0)
@@ -606,16 +609,17 @@ class TableActor:
         """Seat the table anew: the only way its seats change, so the house's index of who sits
         where (`House.tables_of`) follows every change."""
         before, self._seats = self._seats, tuple(seats)
+        self._seat_of = {}
+        for index, seat in enumerate(self._seats):
+            if seat.user_id is not None:
+                self._seat_of.setdefault(seat.user_id, index)
         self.house.reseated(self, before)
 
     def put_seat(self, index: int, holder: Seat) -> None:
         self.seats = (*self._seats[:index], holder, *self._seats[index + 1:])
 
     def seat_of(self, user_id: int) -> int | None:
-        for index, seat in enumerate(self.seats):
-            if seat.user_id == user_id:
-                return index
-        return None
+        return self._seat_of.get(user_id)
 
     def connected(self, seat: int) -> bool:
         holder = self.seats[seat].user_id
@@ -673,7 +677,7 @@ class TableActor:
         return self.seq
 
     def _audience(self, conn: Connection) -> Audience:
-        return self.seat_of(conn.user_id)
+        return self._seat_of.get(conn.user_id)
 
     def _emit_table(self) -> int:
         # `you` and `invite` differ per user, not per audience: the event carries neither
@@ -1128,7 +1132,7 @@ class TableActor:
             match_number=self.match_number,
             chain_start=chain.start,
             seed=seed,
-            commitment=chain.commitment_for(number),
+            commitment=commitment(seed),  # chain.commitment_for(number), one hash, not a walk
             score_before=self.score,
             anchor=anchor,
         )
