@@ -452,7 +452,9 @@ class TableActor:
         # (`_wait_for_players`), up to `Config.start_grace`
         self.start_timer: Timer | None = None
         self.bot_timers: dict[DeadlineKey, _BotTimer | _Done] = {}
-        self.bot_rng = random.Random(secrets.randbits(64))
+        # made when a bot first plays here: a Mersenne Twister's state is 2.5 KB, some 600 bytes
+        # per player at a table of four people, who never need it
+        self._bot_rng: random.Random | None = None
         self._empty_tokens: dict[int, int] = {}
         self._start_deadline = 0.0
         # the seat whose abandonment is ending the match, with its evidence (for settlement)
@@ -1639,7 +1641,9 @@ class TableActor:
             return
         partner = self.seats[(seat + 2) % self.config.seats]
         try:
-            choice = choose_action(view(self.state, seat), self.bot_rng,
+            if self._bot_rng is None:
+                self._bot_rng = random.Random(secrets.randbits(64))
+            choice = choose_action(view(self.state, seat), self._bot_rng,
                                    partner_is_person=partner.human)
         except NothingToDo:
             return  # waiting for the partner (or the clock)
