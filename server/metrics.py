@@ -14,15 +14,6 @@ BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 class Metrics:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
 
-    def count_action(self, variant: str, kind: str) -> None:
-        """One more applied action. The labelled child is kept: `labels()` takes a lock and
-        checks its arguments at every call, and this runs at every action (at most 3 variants x
-        the action kinds)."""
-        child = self._action_counts.get((variant, kind))
-        if child is None:
-            child = self._action_counts[(variant, kind)] = self.actions.labels(variant, kind)
-        child.inc()
-
     def __post_init__(self) -> None:
         r = self.registry
         self.live_tables = Gauge("barajamos_live_tables", "Tables with a match in play", registry=r)
@@ -103,6 +94,15 @@ class Metrics:
         self.http_requests = Counter(
             "barajamos_http_requests", "HTTP requests", ["route", "status"], registry=r
         )
+
+    def count_action(self, variant: str, kind: str) -> None:
+        """One more applied action. The labelled child is kept: `labels()` takes a lock and
+        checks its arguments at every call, and this runs at every action (at most 3 variants x
+        the action kinds)."""
+        child = self._action_counts.get((variant, kind))
+        if child is None:
+            child = self._action_counts[(variant, kind)] = self.actions.labels(variant, kind)
+        child.inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
