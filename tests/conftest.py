@@ -108,8 +108,9 @@ def _tables_idle(app: web.Application) -> bool:
 
 
 async def _seating_indexed(app: web.Application) -> None:
-    """At every test app's shutdown: the house's index of who sits where (`House.tables_of`)
-    is what a scan of every served table finds, whatever the test did to its tables."""
+    """At every test app's shutdown: the house's index of who sits where (`House.tables_of`),
+    and each table's own (`TableActor.seat_of`), are what a scan of every served table finds,
+    whatever the test did to its tables."""
     house = app.get(HOUSE)
     if house is None:
         return
@@ -117,6 +118,8 @@ async def _seating_indexed(app: web.Application) -> None:
     for actor in house.tables.values():
         for user_id in dict.fromkeys(s.user_id for s in actor.seats if s.user_id is not None):
             scanned.setdefault(user_id, []).append(actor.id)
+            first = next(i for i, s in enumerate(actor.seats) if s.user_id == user_id)
+            assert actor.seat_of(user_id) == first, "a table's seat index went out of step"
     indexed = {user_id: [actor.id for actor in house.tables_of(user_id)]
                for user_id in house.seated_users()}
     assert indexed == scanned, "the house's seating index went out of step with its tables"
