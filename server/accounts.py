@@ -40,6 +40,11 @@ from aiohttp import web
 
 SESSION_COOKIE = "barajamos_session"
 CSRF_COOKIE = "barajamos_csrf"
+# Behind HTTPS (`Config.secure_cookies`) both cookies are named with the __Host- prefix: a
+# browser then keeps such a cookie only if this very host set it, over HTTPS, for the whole site
+# (Secure, Path=/, no Domain), so neither a sibling subdomain nor a plain-HTTP answer forged on
+# the way can plant or overwrite a session or CSRF cookie (RFC 6265bis, 4.1.3.2)
+HOST_PREFIX = "__Host-"
 SESSION_LIFETIME = timedelta(days=30)
 RATE_WINDOW = timedelta(minutes=15)
 MAX_FAILURES_PER_PAIR = 5
@@ -454,8 +459,21 @@ def new_csrf_cookie() -> str:
     return secrets.token_urlsafe(24)
 
 
+def cookie_name(name: str, *, secure: bool) -> str:
+    """The name a cookie goes by: `name`, or behind HTTPS `__Host-name` (`HOST_PREFIX`)."""
+    return HOST_PREFIX + name if secure else name
+
+
 def set_cookie(response: web.StreamResponse, name: str, value: str, *, secure: bool,
                max_age: int | None = None) -> None:
     response.set_cookie(
-        name, value, httponly=True, samesite="Lax", secure=secure, path="/", max_age=max_age
+        cookie_name(name, secure=secure), value, httponly=True, samesite="Lax", secure=secure,
+        path="/", max_age=max_age,
     )
+
+
+def del_cookie(response: web.StreamResponse, name: str, *, secure: bool) -> None:
+    """Expire a cookie `set_cookie` set (a browser ignores a __Host- cookie, its expiry too,
+    without the Secure attribute)."""
+    response.del_cookie(cookie_name(name, secure=secure), path="/", secure=secure,
+                        httponly=True, samesite="Lax")

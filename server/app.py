@@ -94,10 +94,17 @@ def current_user(request: web.Request) -> User | None:
     return request.get(_USER)
 
 
+def request_cookie(request: web.Request, name: str) -> str | None:
+    """The value of our cookie `name` (`accounts.SESSION_COOKIE`, `accounts.CSRF_COOKIE`) under
+    the name this house gives it (`accounts.cookie_name`): behind HTTPS only the __Host- one."""
+    return request.cookies.get(
+        accounts.cookie_name(name, secure=request.app[CONFIG].secure_cookies))
+
+
 def track_socket(request: web.Request, ws: web.WebSocketResponse) -> Callable[[], None]:
     """Keep `ws` with the session that opened it until the returned function forgets it: a
     logout ends the session's sockets too (`end_session`)."""
-    token = request.cookies.get(accounts.SESSION_COOKIE, "")
+    token = request_cookie(request, accounts.SESSION_COOKIE) or ""
     sockets = request.app[SESSION_SOCKETS]
     sockets.setdefault(token, set()).add(ws)
 
@@ -114,7 +121,7 @@ def track_socket(request: web.Request, ws: web.WebSocketResponse) -> Callable[[]
 async def end_session(request: web.Request) -> None:
     """Log out: the session goes, and the sockets it opened are closed (a table open in another
     tab stops speaking for the user at once; its reconnect is refused and says why)."""
-    token = request.cookies.get(accounts.SESSION_COOKIE)
+    token = request_cookie(request, accounts.SESSION_COOKIE)
     if not token:
         return
     await accounts.close_session(request.app[POOL], token)
@@ -127,7 +134,7 @@ async def change_password(request: web.Request, current: object, new: object) ->
     theirs ends, and the sockets those sessions opened close as at a logout; this session and
     its sockets go on. Returns how many other sessions ended."""
     user = require_user(request)
-    token = request.cookies.get(accounts.SESSION_COOKIE, "")
+    token = request_cookie(request, accounts.SESSION_COOKIE) or ""
     ended = set(await accounts.change_password(
         request.app[POOL], user, current, new, request.app[PASSWORD_COST],
         client_group(request), token))
@@ -445,12 +452,12 @@ def _is_browser_form(request: web.Request) -> bool:
 @web.middleware
 async def session_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     config = request.app[CONFIG]
-    csrf_cookie = request.cookies.get(accounts.CSRF_COOKIE)
+    csrf_cookie = request_cookie(request, accounts.CSRF_COOKIE)
     fresh_csrf = not csrf_cookie
     if not csrf_cookie:
         csrf_cookie = accounts.new_csrf_cookie()
     request[_CSRF_COOKIE] = csrf_cookie
-    token = request.cookies.get(accounts.SESSION_COOKIE)
+    token = request_cookie(request, accounts.SESSION_COOKIE)
     # the token is bound to the session cookie sent, valid or not: the page and the POST that
     # follows it send the same one (a session that ended in between is then a 401, not a 403)
     request[_CSRF_SESSION] = token or ""
@@ -581,7 +588,8 @@ async def password(request: web.Request) -> web.Response:
 async def logout(request: web.Request) -> web.Response:
     await end_session(request)
     response = web.json_response({"user": None, "csrf": rotate_csrf(request, session=None)})
-    response.del_cookie(accounts.SESSION_COOKIE, path="/")
+    accounts.del_cookie(response, accounts.SESSION_COOKIE,
+                        secure=request.app[CONFIG].secure_cookies)
     return response
 
 

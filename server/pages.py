@@ -222,7 +222,8 @@ async def logout_form(request: web.Request) -> web.Response:
     await end_session(request)
     response = _redirect("/")
     rotate_csrf(request, session=None)
-    response.del_cookie(accounts.SESSION_COOKIE, path="/")
+    accounts.del_cookie(response, accounts.SESSION_COOKIE,
+                        secure=request.app[CONFIG].secure_cookies)
     return response
 
 

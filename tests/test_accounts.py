@@ -65,6 +65,88 @@ async def test_register_login_logout(client: Client) -> None:
     assert cookie["httponly"] and cookie["samesite"] == "Lax"
 
 
+def _cookie_header(cookies: dict[str, str]) -> str:
+    return "; ".join(f"{name}={value}" for name, value in cookies.items())
+
+
+async def test_behind_https_the_cookies_are_for_this_host_alone(
+    make_app: AppFactory, aiohttp_client: Callable[..., Any],
+) -> None:
+    # behind HTTPS the cookies go by __Host- names (Secure, Path=/, no Domain: a browser keeps
+    # such a cookie only from this host over HTTPS), so a sibling subdomain or a forged
+    # plain-HTTP answer cannot plant a session or CSRF cookie this house reads: the plain names,
+    # which anyone on the way could set, are not read at all
+    client = await aiohttp_client(make_app(secure_cookies=True))
+    session_name = accounts.HOST_PREFIX + accounts.SESSION_COOKIE
+    csrf_name = accounts.HOST_PREFIX + accounts.CSRF_COOKIE
+    table = {"variant": "paulista", "seats": 2, "mode": "vote", "kind": "training"}
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as raw:
+        async with raw.get(client.make_url("/api/session")) as resp:
+            token = (await resp.json())["csrf"]
+            first = resp.cookies[csrf_name]
+            assert accounts.CSRF_COOKIE not in resp.cookies
+        assert first["secure"] and first["httponly"] and first["path"] == "/"
+        assert not first["domain"]
+        jar = {csrf_name: first.value}
+        async with raw.post(client.make_url("/api/register"),
+                            json={"name": "ana", "password": "correct horse 42"},
+                            headers={"Cookie": _cookie_header(jar), "X-CSRF-Token": token}) as resp:
+            assert resp.status == 201, await resp.text()
+            token = (await resp.json())["csrf"]
+            session = resp.cookies[session_name]
+            jar = {session_name: session.value, csrf_name: resp.cookies[csrf_name].value}
+        assert session["secure"] and session["httponly"] and session["samesite"] == "Lax"
+        assert session["path"] == "/" and not session["domain"]
+        async with raw.get(client.make_url("/api/session"),
+                           headers={"Cookie": _cookie_header(jar)}) as resp:
+            assert (await resp.json())["user"]["name"] == "ana"
+        # the same values under the plain names: nobody is signed in, and a change is refused
+        plain = {accounts.SESSION_COOKIE: jar[session_name], accounts.CSRF_COOKIE: jar[csrf_name]}
+        async with raw.get(client.make_url("/api/session"),
+                           headers={"Cookie": _cookie_header(plain)}) as resp:
+            assert (await resp.json())["user"] is None
+        async with raw.post(client.make_url("/api/tables"), json=table,
+                            headers={"Cookie": _cookie_header(plain),
+                                     "X-CSRF-Token": token}) as resp:
+            assert (resp.status, (await resp.json())["error"]) == (403, "csrf_failed")
+        async with raw.post(client.make_url("/api/tables"), json=table,
+                            headers={"Cookie": _cookie_header(jar),
+                                     "X-CSRF-Token": token}) as resp:
+            assert resp.status == 201, await resp.text()
+        # a logout expires the session cookie under its __Host- name, Secure (a browser ignores
+        # a __Host- cookie without it, its expiry too)
+        async with raw.post(client.make_url("/api/logout"),
+                            headers={"Cookie": _cookie_header(jar),
+                                     "X-CSRF-Token": token}) as resp:
+            assert resp.status == 200, await resp.text()
+            gone = resp.cookies[session_name]
+            token = (await resp.json())["csrf"]
+            after = {csrf_name: resp.cookies[csrf_name].value}
+        assert gone.value == "" and gone["secure"] and gone["path"] == "/"
+        assert gone["max-age"] == "0"
+        async with raw.get(client.make_url("/api/session"),
+                           headers={"Cookie": _cookie_header(jar)}) as resp:
+            assert (await resp.json())["user"] is None  # and the session itself ended
+        # the pages' forms set and expire the same cookies
+        async with raw.post(client.make_url("/login"), allow_redirects=False,
+                            data={"name": "ana", "password": "correct horse 42", "csrf": token},
+                            headers={"Cookie": _cookie_header(after)}) as resp:
+            assert resp.status == 303, await resp.text()
+            session = resp.cookies[session_name]
+            jar = {session_name: session.value, csrf_name: resp.cookies[csrf_name].value}
+        assert session["secure"] and session["path"] == "/" and not session["domain"]
+        async with raw.get(client.make_url("/api/session"),
+                           headers={"Cookie": _cookie_header(jar)}) as resp:
+            body = await resp.json()
+        assert body["user"]["name"] == "ana"
+        async with raw.post(client.make_url("/logout"), allow_redirects=False,
+                            data={"csrf": body["csrf"]},
+                            headers={"Cookie": _cookie_header(jar)}) as resp:
+            assert resp.status == 303, await resp.text()
+            gone = resp.cookies[session_name]
+        assert gone.value == "" and gone["secure"] and gone["max-age"] == "0"
+
+
 async def test_form_posts_work_with_the_form_token(client: Client) -> None:
     token = await csrf(client)
     resp = await client.post("/api/register",
