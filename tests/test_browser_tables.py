@@ -256,6 +256,40 @@ async def test_signup_shows_clear_errors_and_opens_the_lobby(
     )
 
 
+async def test_a_browser_keeps_the_host_only_cookies_of_a_house_behind_https(
+    make_app: Callable[..., web.Application], aiohttp_server: Callable[..., Awaitable[Any]],
+    browser: Browser,
+) -> None:
+    # behind HTTPS the cookies go by __Host- names (Secure, Path=/, no Domain): a browser keeps
+    # them only when they meet the prefix's rules, so the house must set them exactly so.
+    # Chromium treats this loopback address as a secure origin, as it does https
+    server = await aiohttp_server(make_app(secure_cookies=True))
+    live = LiveServer(str(server.make_url("/")).rstrip("/"), server.app)
+    try:
+        page = await new_page(browser, live)
+        await page.goto(live.url("/"))
+        await page.locator("#signup-name").fill("ana_maria")
+        await page.locator("#signup-password").fill(PASSWORD)
+        await page.locator("#signup-password2").fill(PASSWORD)
+        await page.get_by_role("button", name="Criar conta").click()
+        await expect(page.locator("#me")).to_have_text("ana_maria")
+        await expect(page.locator("#lobby-status")).not_to_have_text("Carregando as mesas…")
+        kept = {c["name"]: c for c in await page.context.cookies()}
+        assert set(kept) == {"__Host-barajamos_session", "__Host-barajamos_csrf"}, kept
+        assert all(c["secure"] and c["httpOnly"] and c["path"] == "/" for c in kept.values())
+        # a table made from the lobby (the page's CSRF token and its cookie agree), its socket
+        # opened with the session cookie
+        await create_table(page, "mineiro", 2, "training")
+        await page.goto(live.url("/"))
+        await page.get_by_role("button", name="Sair").click()
+        await expect(page.get_by_role("heading", name="Entrar")).to_be_visible()
+        names = {c["name"] for c in await page.context.cookies()}
+        assert names == {"__Host-barajamos_csrf"}, names  # the session cookie expired
+    finally:
+        await server.close()
+    assert not live.page_errors, f"JavaScript errors in the pages: {live.page_errors}"
+
+
 async def test_the_lobby_creates_a_table_only_once_its_script_handles_the_form(
     live_server: LiveServer, browser: Browser
 ) -> None:
