@@ -267,11 +267,7 @@ async def test_a_browser_keeps_the_host_only_cookies_of_a_house_behind_https(
     live = LiveServer(str(server.make_url("/")).rstrip("/"), server.app)
     try:
         page = await new_page(browser, live)
-        await page.goto(live.url("/"))
-        await page.locator("#signup-name").fill("ana_maria")
-        await page.locator("#signup-password").fill(PASSWORD)
-        await page.locator("#signup-password2").fill(PASSWORD)
-        await page.get_by_role("button", name="Criar conta").click()
+        await signup(page, live, "ana_maria")
         await expect(page.locator("#me")).to_have_text("ana_maria")
         await expect(page.locator("#lobby-status")).not_to_have_text("Carregando as mesas…")
         kept = {c["name"]: c for c in await page.context.cookies()}
