@@ -610,9 +610,9 @@ async def test_a_planted_csrf_cookie_and_its_token_do_not_pass_as_the_victim(
     async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as raw:
 
         async def post(cookies: dict[str, str], supplied: str) -> tuple[int, str | None]:
-            cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
             async with raw.post(client.make_url("/api/tables"), json=table,
-                                headers={"Cookie": cookie, "X-CSRF-Token": supplied}) as resp:
+                                headers={"Cookie": _cookie_header(cookies),
+                                         "X-CSRF-Token": supplied}) as resp:
                 return resp.status, (await resp.json()).get("error")
 
         async with raw.get(client.make_url("/api/session"),

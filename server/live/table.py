@@ -365,8 +365,14 @@ class _Mailbox(Generic[Item]):
         self._items: deque[Item] = deque()
         self._waiter: asyncio.Future[None] | None = None
         # the actor's loop, kept: asking asyncio for the running loop is a getpid() system call
-        # each time (its fork check), and the mailbox waits once per command
-        self.loop: asyncio.AbstractEventLoop | None = None
+        # each time (its fork check), and every command waits on a future or two
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def future(self) -> asyncio.Future[Any]:
+        """A new future on the actor's loop."""
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop.create_future()
 
     def put(self, item: Item) -> None:
         self._items.append(item)
@@ -375,9 +381,7 @@ class _Mailbox(Generic[Item]):
 
     async def get(self) -> Item:
         while not self._items:
-            if self.loop is None:
-                self.loop = asyncio.get_running_loop()
-            self._waiter = self.loop.create_future()
+            self._waiter = self.future()
             try:
                 await self._waiter
             finally:
@@ -488,7 +492,6 @@ class TableActor:
     # ----------------------------------------------------------------------------- the actor
 
     def start(self) -> None:
-        self._queue.loop = asyncio.get_running_loop()
         self._task = asyncio.create_task(self._run(), name=f"table-{self.id}")
 
     async def stop(self) -> None:
@@ -506,7 +509,7 @@ class TableActor:
         """Run `command` on the actor and return its result (or raise its error)."""
         if self._task is None:
             raise LiveError("table_closed", "This table is not running.", 409)
-        future: asyncio.Future[T] = self._loop().create_future()
+        future: asyncio.Future[T] = self._queue.future()
         self._queue.put((command, future))
         return await future
 
@@ -515,9 +518,6 @@ class TableActor:
         """Nothing running and nothing queued (tests in virtual time wait for it), or asked from
         the actor's own command (which the asker cannot wait for)."""
         return (not self._working and not self._queue) or asyncio.current_task() is self._task
-
-    def _loop(self) -> asyncio.AbstractEventLoop:
-        return self._queue.loop or asyncio.get_running_loop()
 
     def post(self, command: Command) -> None:
         """Queue `command` without waiting (timers, bots)."""
@@ -529,7 +529,7 @@ class TableActor:
         """An `entropy` message: return once it is acknowledged (or raise its refusal)."""
         if self._task is None:
             raise LiveError("table_closed", "This table is not running.", 409)
-        done: asyncio.Future[None] = self._loop().create_future()
+        done: asyncio.Future[None] = self._queue.future()
         self._queue.put(_Contribution(conn, msg_id, number, hex_text, done))
         await done
 
