@@ -5,6 +5,7 @@ only, access control, shutdown with GOING_AWAY, and seeds sealed at rest."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import random
@@ -17,7 +18,7 @@ from aiohttp import WSCloseCode, WSMsgType
 
 from server.app import POOL
 from server.clock import VirtualClock
-from server.live.model import LiveSettings
+from server.live.model import LiveError, LiveSettings
 from server.live.seeds import SealedKind, SealError, unseal
 from server.live.ws import Connection
 from tests.conftest import AppFactory
@@ -266,6 +267,37 @@ async def test_fuzz_refused_messages_change_nothing(live: Live) -> None:
         ack = await mover.until("ack")
         assert ack["seq"] == before[0] + 1
         await watcher.ws.close()
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_refusals_leave_no_garbage_for_the_collector(live: Live) -> None:
+    """The house runs the cyclic collector seldom (`server.loops.quiet_gc`): a refused move, or
+    a refused entropy, must be freed by reference counting. (Each used to leave a reference
+    cycle: its traceback held the frame awaiting its future, which held the refusal.)"""
+    people, table = await private_table(live, "paulista", 2, ["ana", "bia"])
+    tid = table["id"]
+    try:
+        ana, bia = (await connect(people[0], tid, 0), await connect(people[1], tid, 1))
+        ana.autoplay = bia.autoplay = False
+        await people[0].post(f"/api/tables/{tid}/start")
+        await settle([ana, bia], lambda: bool(ana.view and bia.view))  # entropy, deal
+        waiter = bia if ana.view and ana.view["legal"] else ana
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds is kept in gc.garbage
+        try:
+            for number in range(6):
+                await waiter.send({"type": "action", "id": number, "action": {"do": "raise"}})
+                assert (await answer(waiter))["error"] in ("not_your_turn", "raise_not_allowed")
+            await waiter.send({"type": "entropy", "id": 9, "hand": 1, "hex": "aa"})
+            assert (await answer(waiter))["error"] == "entropy_closed"
+            gc.collect()
+            refusals = [o for o in gc.garbage if isinstance(o, LiveError)]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        assert refusals == []
     finally:
         for person in people:
             await person.close()

@@ -511,7 +511,13 @@ class TableActor:
             raise LiveError("table_closed", "This table is not running.", 409)
         future: asyncio.Future[T] = self._queue.future()
         self._queue.put((command, future))
-        return await future
+        try:
+            return await future
+        finally:
+            # a refusal's traceback holds this frame, and this frame the future that holds the
+            # refusal: a reference cycle per refused command, left for the garbage collector,
+            # which the house runs seldom (`server.loops.quiet_gc`)
+            del future
 
     @property
     def idle(self) -> bool:
@@ -531,7 +537,10 @@ class TableActor:
             raise LiveError("table_closed", "This table is not running.", 409)
         done: asyncio.Future[None] = self._queue.future()
         self._queue.put(_Contribution(conn, msg_id, number, hex_text, done))
-        await done
+        try:
+            await done
+        finally:
+            del done  # no cycle through a refusal's traceback (`call`)
 
     async def _run(self) -> None:
         while (item := await self._queue.get()) is not None:

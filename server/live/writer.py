@@ -122,6 +122,8 @@ class GroupWriter:
             raise WriteInDoubt() from None
         except WRITE_ERRORS as exc:
             raise WriteRefused() from exc
+        finally:
+            del job  # its failure's traceback holds this frame: no reference cycle through it
 
     async def close(self) -> None:
         """Flush what is pending, then stop."""
