@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import math
 import multiprocessing
@@ -179,6 +180,8 @@ class Scrape:
     batch_count: float
     server_latency: tuple[tuple[float, float], ...]
     commit: tuple[tuple[float, float], ...] = ()
+    gc_count: float = 0.0  # full garbage collections so far, and their seconds
+    gc_sum: float = 0.0
 
 
 def parse_metrics(text: str) -> Scrape:
@@ -202,6 +205,8 @@ def parse_metrics(text: str) -> Scrape:
         server_latency=tuple(sorted(buckets.get(
             "barajamos_action_latency_seconds_bucket", []))),
         commit=tuple(sorted(buckets.get("barajamos_write_seconds_bucket", []))),
+        gc_count=values.get("barajamos_gc_seconds_count", 0.0),
+        gc_sum=values.get("barajamos_gc_seconds_sum", 0.0),
     )
 
 
@@ -428,7 +433,6 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
     try:
         await asyncio.gather(*(seat(t) for t in worker.tables))
         result.tables = len(runs)
-        quiet_gc()  # the tables are seated: what is loaded stays
         ready(len(runs))
         await _until(go)
         tasks = [asyncio.create_task(s.play()) for run in runs for s in run.seats]
@@ -464,13 +468,25 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
         await connector.close()
 
 
+# a client process lives minutes and makes little garbage: a collection of its own (a pause
+# that all its seats would read as latency) would measure the instrument, not the server
+CLIENT_COLLECT_FLOOR = 2_000_000
+
+
+def _seated(queue: Any, index: int, tables: int) -> None:
+    """A client process has seated its tables: what it loaded stays (`quiet_gc`), then it says
+    so."""
+    quiet_gc(floor=CLIENT_COLLECT_FLOOR)
+    queue.put(("ready", index, tables))
+
+
 def _worker(worker: WorkerPlan, index: int, queue: Any, go: EventType, record: EventType,
             stop: EventType) -> None:
     """A client process's entry point (spawned): plays its tables, reports on the queue."""
     result = WorkerResult(index)
     try:
-        run_loop(_worker_main(worker, result, lambda n: queue.put(("ready", index, n)),
-                                 go, record, stop))
+        run_loop(_worker_main(worker, result, functools.partial(_seated, queue, index),
+                              go, record, stop))
     except (Unreachable, ProtocolError, BenchError, OSError, asyncpg.PostgresError) as exc:
         result.failure = f"{type(exc).__name__}: {exc}"
     except KeyboardInterrupt:
@@ -697,9 +713,12 @@ def report(result: ScaleResult, options: Options) -> None:
     per_action = result.cpu_ms_per_action
     stall = ("n/a" if result.stall_share is None
              else f"{result.stall_share:.0%} of the time some task waited for a CPU")
+    collections = round(result.after.gc_count - result.before.gc_count)
     print(f"server CPU: {result.server_cpu * 100:.0f}% of its core, "
           f"{'n/a' if per_action is None else f'{per_action:.2f} ms'} per applied action; "
-          f"machine: {stall}; group commit: {mean_batch:.1f} jobs per transaction")
+          f"machine: {stall}; group commit: {mean_batch:.1f} jobs per transaction; garbage "
+          f"collections: {collections} in the window "
+          f"({(result.after.gc_sum - result.before.gc_sum) * 1000:.0f} ms, the server paused)")
     print(f"errors: {describe_errors(stats.errors)}; refused as out of date: "
           f"{describe_errors(stats.raced)}; applied to the next hand: {stats.stale_applied}; "
           f"reconnects: {stats.reconnects}")

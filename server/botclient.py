@@ -856,8 +856,12 @@ def describe_errors(errors: Counter[str]) -> str:
 
 
 async def run_fleet(base: URL, plan: TablePlan, tables: int, name_prefix: str,
-                    password_prefix: str, *, setup_concurrency: int = 16) -> RunStats:
-    """Log the bots in, seat and start `tables` tables, play them to the end, audit them."""
+                    password_prefix: str, *, setup_concurrency: int = 16,
+                    tune_gc: bool = True) -> RunStats:
+    """Log the bots in, seat and start `tables` tables, play them to the end, audit them.
+
+    `tune_gc`: once seated, hand this process's garbage collection to `quiet_gc` (tests, whose
+    process is pytest's, leave it as it is)."""
     stats = RunStats()
     per_table = humans_per_table(plan)
     connector = aiohttp.TCPConnector(limit=0)
@@ -881,7 +885,8 @@ async def run_fleet(base: URL, plan: TablePlan, tables: int, name_prefix: str,
 
     try:
         await asyncio.gather(*(one(i) for i in range(tables)))
-        quiet_gc()  # the tables are seated: what is loaded stays
+        if tune_gc:
+            quiet_gc()  # the tables are seated: what is loaded stays
         await asyncio.gather(*tasks)
         for run in runs:
             audit_table(run, chain_actions(await run.seats[0].session.chain(run.table_id)))

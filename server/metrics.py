@@ -8,6 +8,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+PAUSE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 @dataclass
@@ -93,6 +94,10 @@ class Metrics:
         )
         self.http_requests = Counter(
             "barajamos_http_requests", "HTTP requests", ["route", "status"], registry=r
+        )
+        self.gc_seconds = Histogram(
+            "barajamos_gc_seconds", "Full garbage collections (`server.loops.Collector`): the"
+            " whole process waits for each", buckets=PAUSE_BUCKETS, registry=r,
         )
 
     def count_action(self, variant: str, kind: str) -> None:

@@ -16,7 +16,8 @@ from aiohttp import web
 
 from server.config import Config, ConfigError, PasswordCostLevel, from_env
 from server.logs import setup_logging
-from server.loops import new_event_loop, quiet_gc
+from server.loops import Collector, new_event_loop, quiet_gc
+from server.metrics import Metrics
 
 log = logging.getLogger("barajamos")
 
@@ -54,8 +55,16 @@ def _existing_house(prog: str, args: argparse.Namespace) -> Config | int:
 
 
 async def _quiet_gc(app: web.Application) -> AsyncIterator[None]:
-    quiet_gc()  # once the house has started
+    from server.app import METRICS
+
+    time_pauses(quiet_gc(), app[METRICS])  # once the house has started
     yield
+
+
+def time_pauses(collector: Collector, metrics: Metrics) -> None:
+    """Each of the collector's collections goes into `barajamos_gc_seconds`."""
+    pauses = metrics.gc_seconds
+    collector.listeners.append(lambda seconds, _unreachable, _tracked: pauses.observe(seconds))
 
 
 def build_app(config: Config) -> web.Application:

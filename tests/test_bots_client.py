@@ -64,7 +64,8 @@ async def test_bots_play_a_whole_private_match(make_app: AppFactory,
     base = server.make_url("/")
     plan = TablePlan(variant, seats, "private", pace=0.0, matches=1)
     stats = await asyncio.wait_for(
-        run_fleet(base, plan, 1, f"b{variant[:3]}{seats}", "test-fleet"), timeout=60)
+        run_fleet(base, plan, 1, f"b{variant[:3]}{seats}", "test-fleet", tune_gc=False),
+        timeout=60)
     assert stats.matches == 1
     assert not stats.errors, stats.errors
     assert stats.actions > 0 and stats.audited == stats.actions
@@ -98,8 +99,8 @@ async def test_training_table_rematch_then_leave(make_app: AppFactory,
     base = server.make_url("/")
     # two seats: the server's bot is the opponent (no team votes to wait on)
     plan = TablePlan("mineiro", 2, "training", pace=0.0, matches=2)
-    stats = await asyncio.wait_for(run_fleet(base, plan, 1, "trainer", "test-fleet"),
-                                   timeout=60)
+    stats = await asyncio.wait_for(
+        run_fleet(base, plan, 1, "trainer", "test-fleet", tune_gc=False), timeout=60)
     assert stats.matches == 2  # the rematch was played too
     assert not stats.errors and stats.lost == 0 and stats.audited == stats.actions > 0
 
