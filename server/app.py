@@ -420,6 +420,9 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
     except web.HTTPException as exc:
         if exc.content_type == "application/json" or exc.status_code < 400:
             raise
+        # the router's own 404s and 405s are kept by its match info, a local of a frame their
+        # traceback holds: without the traceback, no reference cycle (`_answer`)
+        exc.__traceback__ = None
         if exc.status_code == 413:
             # a body without Content-Length (chunked) over MAX_BODY, refused by aiohttp as read
             raise ApiError(413, "too_large", f"Request body over {MAX_BODY} bytes.") from exc
@@ -507,6 +510,18 @@ async def text_middleware(request: web.Request, handler: Handler) -> web.StreamR
     return await handler(request)
 
 
+def _answer(exc: web.HTTPException) -> web.Response:
+    """A refusal (or a redirect) raised by a view, as the response it stands for, returned
+    rather than raised on: aiohttp keeps a raised one in a local variable of the frame that its
+    traceback holds, a reference cycle per refusal (with the connection's objects) that only the
+    garbage collector would free, and the house runs it seldom (`server.loops.quiet_gc`)."""
+    response = web.Response(status=exc.status, reason=exc.reason, body=exc.body,
+                            headers=exc.headers)
+    for name, morsel in exc.cookies.items():
+        response.cookies[name] = morsel
+    return response
+
+
 @web.middleware
 async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     status = 500
@@ -517,7 +532,7 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         return response
     except web.HTTPException as exc:
         status = exc.status_code
-        raise
+        return _answer(exc)
     finally:
         route = request.match_info.route.name or "unmatched"
         request.app[METRICS].http_requests.labels(route, str(status)).inc()
