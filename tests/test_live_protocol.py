@@ -14,7 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import WSCloseCode, WSMsgType
+from aiohttp import WSCloseCode, WSMsgType, web
 
 from server.app import POOL
 from server.clock import VirtualClock
@@ -298,6 +298,34 @@ async def test_refusals_leave_no_garbage_for_the_collector(live: Live) -> None:
             gc.set_debug(0)
             gc.garbage.clear()
         assert refusals == []
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_a_closed_socket_leaves_no_garbage_for_the_collector(live: Live) -> None:
+    """A table socket that closes is freed by reference counting, not left in a cycle for the
+    house's seldom collector (aiohttp keeps the socket's heartbeat callback on its protocol)."""
+    people, table = await private_table(live, "paulista", 2, ["ana", "bia"])
+    tid = table["id"]
+    try:
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds is kept in gc.garbage
+        try:
+            for _ in range(3):
+                client = await connect(people[0], tid, 0)
+                await client.ws.close()
+            for _ in range(100):  # the server's handler ends after the close handshake
+                await asyncio.sleep(0.01)
+                if not live.house.sockets:
+                    break
+            assert not live.house.sockets
+            gc.collect()
+            sockets = [o for o in gc.garbage if isinstance(o, web.WebSocketResponse)]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        assert sockets == []
     finally:
         for person in people:
             await person.close()

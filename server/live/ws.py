@@ -296,6 +296,14 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     except LiveError:
         pass  # the table closed under us
     finally:
+        # aiohttp (3.14) keeps the socket's heartbeat callback, a method of `ws`, on the
+        # connection's protocol, which `ws` holds: a reference cycle per closed socket, which
+        # the house's garbage collector would free only seldom (`server.loops.quiet_gc`). First
+        # thing: the awaits below may be cancelled (aiohttp cancels the handler of a lost
+        # connection).
+        protocol = request.protocol
+        if hasattr(protocol, "_data_received_cb"):
+            protocol._data_received_cb = None
         house.sockets.discard(ws)
         left = house.user_sockets.pop(user.id, 1) - 1
         if left > 0:
