@@ -5,8 +5,10 @@ migrated template, so tests never see each other's rows."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
+import gc
 import logging
 import os
 import uuid
@@ -148,6 +150,23 @@ async def client(
     result = await aiohttp_client(make_app(clock=vclock))  # type: ignore[operator]
     assert isinstance(result, TestClient)
     return result
+
+
+@contextlib.contextmanager
+def cyclic_garbage() -> Iterator[list[object]]:
+    """What the cyclic garbage collector finds once the block ends (`gc.DEBUG_SAVEALL`): objects
+    that reference counting did not free. The house runs the collector seldom
+    (`server.loops.quiet_gc`), so what it serves must leave none."""
+    gc.collect()
+    found: list[object] = []
+    gc.set_debug(gc.DEBUG_SAVEALL)  # a collection keeps what it finds in gc.garbage
+    try:
+        yield found
+        gc.collect()
+        found.extend(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
 
 
 async def csrf(client: TestClient) -> str:  # type: ignore[type-arg]

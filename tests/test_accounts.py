@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import ipaddress
 import types
 from collections.abc import AsyncIterator, Callable
@@ -20,7 +19,7 @@ from server import accounts
 from server.app import POOL, ApiError, address_group
 from server.clock import VirtualClock
 from server.config import ConfigError, from_env
-from tests.conftest import AppFactory, csrf, signup
+from tests.conftest import AppFactory, csrf, cyclic_garbage, signup
 
 Client = TestClient  # type: ignore[type-arg]
 
@@ -50,23 +49,15 @@ async def test_refused_requests_leave_no_garbage_for_the_collector(client: Clien
     frame its traceback holds: each one, with its request and connection, used to be a cycle.
     What is left is aiohttp's own for a path or method it has no route for: the route object it
     makes for the 404 or 405 holds its own handler, a bound method, a few objects a request.)"""
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds is kept in gc.garbage
-    try:
+    with cyclic_garbage() as garbage:
         for _ in range(3):
             assert (await client.get("/api/me/tables")).status == 401
             assert (await client.post("/api/logout")).status == 403  # no CSRF token
             assert (await client.get("/api/nope")).status == 404
             assert (await client.get("/api/logout")).status == 405
-        gc.collect()
-        kept = [o for o in gc.garbage
-                if isinstance(o, ApiError | web.BaseRequest | types.FrameType)]
-        routes = [o for o in gc.garbage if isinstance(o, web.HTTPException)]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-    assert kept == []
-    assert len(routes) <= 6  # the router's own 404s and 405s (see above), nothing of ours
+    assert [o for o in garbage if isinstance(o, ApiError | web.BaseRequest | types.FrameType)] == []
+    # the router's own 404s and 405s (see above), nothing of ours
+    assert len([o for o in garbage if isinstance(o, web.HTTPException)]) <= 6
 
 
 async def test_register_login_logout(client: Client) -> None:

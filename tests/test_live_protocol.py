@@ -5,7 +5,6 @@ only, access control, shutdown with GOING_AWAY, and seeds sealed at rest."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import hashlib
 import json
 import random
@@ -21,7 +20,7 @@ from server.clock import VirtualClock
 from server.live.model import LiveError, LiveSettings
 from server.live.seeds import SealedKind, SealError, unseal
 from server.live.ws import Connection
-from tests.conftest import AppFactory
+from tests.conftest import AppFactory, cyclic_garbage
 from tests.test_live_helpers import (
     Live,
     Player,
@@ -284,20 +283,13 @@ async def test_refusals_leave_no_garbage_for_the_collector(live: Live) -> None:
         await people[0].post(f"/api/tables/{tid}/start")
         await settle([ana, bia], lambda: bool(ana.view and bia.view))  # entropy, deal
         waiter = bia if ana.view and ana.view["legal"] else ana
-        gc.collect()
-        gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds is kept in gc.garbage
-        try:
+        with cyclic_garbage() as garbage:
             for number in range(6):
                 await waiter.send({"type": "action", "id": number, "action": {"do": "raise"}})
                 assert (await answer(waiter))["error"] in ("not_your_turn", "raise_not_allowed")
             await waiter.send({"type": "entropy", "id": 9, "hand": 1, "hex": "aa"})
             assert (await answer(waiter))["error"] == "entropy_closed"
-            gc.collect()
-            refusals = [o for o in gc.garbage if isinstance(o, LiveError)]
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-        assert refusals == []
+        assert [o for o in garbage if isinstance(o, LiveError)] == []
     finally:
         for person in people:
             await person.close()
@@ -309,9 +301,7 @@ async def test_a_closed_socket_leaves_no_garbage_for_the_collector(live: Live) -
     people, table = await private_table(live, "paulista", 2, ["ana", "bia"])
     tid = table["id"]
     try:
-        gc.collect()
-        gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds is kept in gc.garbage
-        try:
+        with cyclic_garbage() as garbage:
             for _ in range(3):
                 client = await connect(people[0], tid, 0)
                 await client.ws.close()
@@ -320,12 +310,7 @@ async def test_a_closed_socket_leaves_no_garbage_for_the_collector(live: Live) -
                 if not live.house.sockets:
                     break
             assert not live.house.sockets
-            gc.collect()
-            sockets = [o for o in gc.garbage if isinstance(o, web.WebSocketResponse)]
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-        assert sockets == []
+        assert [o for o in garbage if isinstance(o, web.WebSocketResponse)] == []
     finally:
         for person in people:
             await person.close()
