@@ -96,14 +96,21 @@ async def private_table(live: Live, variant: str, seats: int,
     return people, table
 
 
+async def dealt_pair(people: list[Player], tid: str) -> tuple[SeatClient, SeatClient]:
+    """Ana and bia seated at a 2-seat table and connected, the match started and its first hand
+    dealt to both, neither playing by itself."""
+    ana, bia = (await connect(people[0], tid, 0), await connect(people[1], tid, 1))
+    ana.autoplay = bia.autoplay = False
+    await people[0].post(f"/api/tables/{tid}/start")
+    await settle([ana, bia], lambda: bool(ana.view and bia.view))  # entropy, deal
+    return ana, bia
+
+
 async def test_reconnect_gets_missed_events_then_snapshots(live: Live) -> None:
     people, table = await private_table(live, "paulista", 2, ["ana", "bia"])
     tid = table["id"]
     try:
-        ana, bia = (await connect(people[0], tid, 0), await connect(people[1], tid, 1))
-        ana.autoplay = bia.autoplay = False
-        await people[0].post(f"/api/tables/{tid}/start")
-        await settle([ana, bia], lambda: bool(ana.view and bia.view))
+        ana, bia = await dealt_pair(people, tid)
         # moves until it is ana's turn after bia moved at least once
         while True:
             assert ana.view is not None and bia.view is not None
@@ -190,10 +197,7 @@ async def test_fuzz_refused_messages_change_nothing(live: Live) -> None:
         await early.send_str(json.dumps({"type": "action", "id": 1, "action": {"do": "raise"}}))
         assert json.loads((await early.receive()).data)["error"] == "hello_first"
         await early.close()
-        ana, bia = (await connect(people[0], tid, 0), await connect(people[1], tid, 1))
-        ana.autoplay = bia.autoplay = False
-        await people[0].post(f"/api/tables/{tid}/start")
-        await settle([ana, bia], lambda: bool(ana.view and bia.view))  # entropy, deal
+        ana, bia = await dealt_pair(people, tid)
         assert ana.view is not None and ana.view["phase"] == "in_hand"
         mover, waiter = (ana, bia) if ana.view["legal"] else (bia, ana)
         before = (actor.seq, actor.state, len(actor.hand.actions) if actor.hand else None)
@@ -278,10 +282,7 @@ async def test_refusals_leave_no_garbage_for_the_collector(live: Live) -> None:
     people, table = await private_table(live, "paulista", 2, ["ana", "bia"])
     tid = table["id"]
     try:
-        ana, bia = (await connect(people[0], tid, 0), await connect(people[1], tid, 1))
-        ana.autoplay = bia.autoplay = False
-        await people[0].post(f"/api/tables/{tid}/start")
-        await settle([ana, bia], lambda: bool(ana.view and bia.view))  # entropy, deal
+        ana, bia = await dealt_pair(people, tid)
         waiter = bia if ana.view and ana.view["legal"] else ana
         with cyclic_garbage() as garbage:
             for number in range(6):
