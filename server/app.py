@@ -532,6 +532,8 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         return response
     except web.HTTPException as exc:
         status = exc.status_code
+        if request.writer.output_size > 0:
+            raise  # an answer is already under way: aiohttp deals with it
         return _answer(exc)
     finally:
         route = request.match_info.route.name or "unmatched"

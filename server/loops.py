@@ -46,7 +46,7 @@ class Collector:
     (a cache miss each). CPython's automatic young collections come after 700 (or, as this
     module set before, 50,000) net new objects; on a house they walked tens of thousands of
     live objects (table states, sockets) each time: 80-150 ms pauses every 10-15 s at 1,000
-    paced tables, which every table in play felt at once and which were a good part of the p99.
+    paced tables while the house grew, which every table in play felt at once.
     Live play makes no cyclic garbage (reference counting frees all of it; see
     `TableActor.call`), so a full collection is needed only once the tracked objects have grown
     by `budget` since the last one. A collection that finds the growth was garbage (half of it
