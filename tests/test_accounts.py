@@ -95,8 +95,8 @@ async def test_behind_https_the_cookies_are_for_this_host_alone(
     # plain-HTTP answer cannot plant a session or CSRF cookie this house reads: the plain names,
     # which anyone on the way could set, are not read at all
     client = await aiohttp_client(make_app(secure_cookies=True))
-    session_name = accounts.HOST_PREFIX + accounts.SESSION_COOKIE
-    csrf_name = accounts.HOST_PREFIX + accounts.CSRF_COOKIE
+    session_name = accounts.cookie_name(accounts.SESSION_COOKIE, secure=True)
+    csrf_name = accounts.cookie_name(accounts.CSRF_COOKIE, secure=True)
     table = {"variant": "paulista", "seats": 2, "mode": "vote", "kind": "training"}
     async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as raw:
         async with raw.get(client.make_url("/api/session")) as resp:
