@@ -96,9 +96,12 @@ def current_user(request: web.Request) -> User | None:
 
 def request_cookie(request: web.Request, name: str) -> str | None:
     """The value of our cookie `name` (`accounts.SESSION_COOKIE`, `accounts.CSRF_COOKIE`) under
-    the name this house gives it (`accounts.cookie_name`): behind HTTPS only the __Host- one."""
-    return request.cookies.get(
+    the name this house gives it (`accounts.cookie_name`): behind HTTPS only the __Host- one.
+    Ours are ASCII; any other value (aiohttp decodes a header's stray bytes to lone surrogates,
+    which cannot be hashed) is no cookie of ours: ignored, so a fresh one replaces it."""
+    value = request.cookies.get(
         accounts.cookie_name(name, secure=request.app[CONFIG].secure_cookies))
+    return value if value is not None and value.isascii() else None
 
 
 def track_socket(request: web.Request, ws: web.WebSocketResponse) -> Callable[[], None]:

@@ -656,6 +656,35 @@ async def test_a_planted_csrf_cookie_and_its_token_do_not_pass_as_the_victim(
     assert resp.status == 201, await resp.text()
 
 
+async def _raw_get(client: Client, path: str, headers: bytes) -> tuple[int, bytes, bytes]:
+    """GET with header bytes as given (aiohttp's client would refuse what is not text): the
+    status, the head and the body."""
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                 + headers + b"\r\n")
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), head, body
+
+
+async def test_a_cookie_that_is_not_text_is_no_cookie(client: Client) -> None:
+    # a security review sent a cookie holding a byte that is not UTF-8 (a sibling subdomain can
+    # set one): every request of that browser, pages included, was a 500 until its cookies were
+    # cleared. Such a value is ignored as a cookie of ours, and a fresh CSRF cookie replaces it
+    session_name = accounts.cookie_name(accounts.SESSION_COOKIE, secure=False)
+    csrf_name = accounts.cookie_name(accounts.CSRF_COOKIE, secure=False)
+    for name in (session_name, csrf_name):
+        status, head, body = await _raw_get(
+            client, "/api/session", b"Cookie: " + name.encode() + b"=ab\xffcd\r\n")
+        assert status == 200, body
+        assert b'"user":null' in body.replace(b" ", b"")
+        assert (b"Set-Cookie: " + csrf_name.encode() + b"=") in head
+        status, _, body = await _raw_get(
+            client, "/", b"Accept: text/html\r\nCookie: " + name.encode() + b"=\xff\r\n")
+        assert status == 200 and body.lstrip().lower().startswith(b"<!doctype html>"), body[:200]
+
+
 async def _signup_with_csrf_cookie(client: Client, raw: aiohttp.ClientSession, name: str,
                                 csrf_cookie: str) -> str:
     """Sign `name` up from a cookie-less session sending the CSRF cookie `csrf_cookie`; the CSRF
