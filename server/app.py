@@ -182,8 +182,8 @@ def rotate_csrf(request: web.Request, *, session: str | None) -> str:
 
 
 def time_filter(value: object, what: str, *, end: bool = False) -> datetime | None:
-    """A filter bound: an ISO date (a whole day: the end bound is the next midnight) or time
-    (without a zone: UTC). Anything else, or a moment outside what PostgreSQL and Python both
+    """A filter bound: an ISO date in any form (a whole day: the end bound is the next midnight)
+    or time (without a zone: UTC). Anything else, or a moment outside what PostgreSQL and Python both
     hold once in UTC (`0001-01-01T00:00+14:00`), is a 400 `bad_filter`; `9999-12-31` as an end
     takes in that whole day (up to `datetime.max`)."""
     if value is None or value == "":
@@ -191,8 +191,12 @@ def time_filter(value: object, what: str, *, end: bool = False) -> datetime | No
     if not isinstance(value, str):
         raise ApiError(400, "bad_filter", f"{what} must be an ISO 8601 date or time.")
     try:
-        if len(value) == 10:
+        try:
+            # any date form Python reads (2026-12-06, 20261206, 2026-W49-7): a whole day
             day = date.fromisoformat(value)
+        except ValueError:
+            day = None
+        if day is not None:
             if end and day == date.max:
                 # the whole last day: its next midnight (year 10000) is past what Python holds
                 return datetime.max.replace(tzinfo=UTC)

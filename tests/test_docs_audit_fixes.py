@@ -141,3 +141,17 @@ async def test_until_the_last_day_takes_in_that_whole_day(house: House) -> None:
     live = await op.get("/api/operator/abandonments?until=9999-12-31")
     assert live.status == 200, await live.text()
     assert (await op.get("/operator/abandonments?until=9999-12-31")).status == 200
+
+
+def test_a_date_in_any_iso_form_is_a_whole_day() -> None:
+    # a review asked for until=20261206 (ISO 8601's basic form, which Python reads too): only a
+    # 10-character value counted as a day, so the bound was that day's first midnight and the
+    # whole day was left out, silently (since=until=20261206 was even refused as a backward range)
+    day_end = datetime(2026, 12, 7, tzinfo=UTC)
+    for form in ("2026-12-06", "20261206", "2026-W49-7", "2026W497"):
+        assert time_filter(form, "until", end=True) == day_end, form
+        assert time_filter(form, "since") == datetime(2026, 12, 6, tzinfo=UTC), form
+    assert time_filter("2026-12-06T10:30", "until", end=True) == datetime(2026, 12, 6, 10, 30,
+                                                                         tzinfo=UTC)
+    assert time_filter("20261206T103000Z", "until", end=True) == datetime(2026, 12, 6, 10, 30,
+                                                                          tzinfo=UTC)
