@@ -520,6 +520,31 @@ async def test_a_refused_note_keeps_the_decision_chosen(house: House) -> None:
     assert (await review.get_record(house.pool, record.id)).status.value == "pending"
 
 
+async def test_an_operator_does_not_decide_on_their_own_record(house: House) -> None:
+    # a review found an operator could overturn their own abandonment (and get their stake,
+    # rating points and pause back): it is another operator's to decide
+    judge = await house.player("judge", operator=True)
+    other = await house.player("other", operator=True)
+    ana = await house.player("ana")
+    record = (await settle_abandonment(house, TABLE, [ana.id, judge.id], 1)).record
+    decision = {"decision": "overturn", "note": "my own"}
+    resp = await judge.post(f"/api/ranked/operator/abandonments/{record.id}/decision", decision)
+    assert resp.status == 403 and (await resp.json())["error"] == "own_record"
+    page = await judge.get(f"/operator/abandonments/{record.id}")
+    text = await page.text()
+    assert page.status == 200 and 'id="own-record"' in text and "/decision" not in text
+    page = await judge.post(f"/operator/abandonments/{record.id}/decision",
+                            form=decision | {"expected_state": "pending:none"})
+    assert page.status == 403 and "quem decide sobre ele é outro operador" in await page.text()
+    stored = await review.get_record(house.pool, record.id)
+    assert stored.status.value == "pending" and stored.decided_by is None
+    # another operator decides it
+    page = await other.get(f"/operator/abandonments/{record.id}")
+    assert 'id="own-record"' not in await page.text()
+    done = await other.json(f"/api/ranked/operator/abandonments/{record.id}/decision", decision)
+    assert done["abandonment"]["status"] == "overturned"
+
+
 async def test_an_overturned_arena_record_does_not_say_it_gave_anything_back(
         house: House) -> None:
     # /me said "a casa devolveu o que ele custou" and "0 fichas e +0,0 pontos" for an arena

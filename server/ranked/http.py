@@ -153,6 +153,8 @@ ERROR_PT: Final = {
     "already_appealed": "Este registro já teve o seu recurso.",
     "nothing_to_appeal": "Este registro não tem penalidade para contestar.",
     "forbidden": "Este registro não é seu.",
+    "own_record": ("Este registro é um abandono seu: quem decide sobre ele é outro operador, "
+                   "não você."),
     "not_found": "Registro não encontrado.",
     "already_overturned": "Este registro já foi revertido; a decisão é final.",
     "already_upheld": "Este registro já foi mantido e não tem recurso novo.",
@@ -167,6 +169,7 @@ ERROR_PT: Final = {
 }
 _STATUS_BY_CODE: Final = {
     "not_found": 404, "unknown_arena": 404, "unknown_user": 404, "forbidden": 403,
+    "own_record": 403,
     "already_queued": 409, "not_queued": 409, "no_invitation": 409, "paused": 409,
     "insufficient_chips": 409,
     "partner_paused": 409, "partner_insufficient_chips": 409, "partner_in_arena": 409,
@@ -1636,6 +1639,8 @@ async def record_page(request: web.Request, *, error: str | None = None,
     record: review.AbandonmentRecord = detail["record"]
     context = detail["context"]
     decidable = record.status in (RecordStatus.PENDING, RecordStatus.UPHELD)
+    # an operator's own record is another operator's to decide (`review.decide`)
+    own = record.user_id == checked.id
     return render(
         request, "operator/abandonment.html", status=status, error=error, record=record,
         detail=detail, context=context,
@@ -1646,7 +1651,8 @@ async def record_page(request: web.Request, *, error: str | None = None,
         triggers=TRIGGER_PT, consequences=CONSEQUENCE_PT,
         exempt_reasons=[EXEMPT_PT.get(r, r) for r in context["exempt_reasons"]],
         duration=_duration_pt, kind=context["kind"], table=context["table"],
-        match_number=context["match_number"], decidable=decidable,
+        match_number=context["match_number"], decidable=decidable and not own,
+        own_record=decidable and own,
         can_uphold=record.status is RecordStatus.PENDING
         or (record.appeal_text is not None and not record.appeal_answered),
         # the form sends back the state it shows: a decision on a record that changed since

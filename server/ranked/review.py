@@ -374,6 +374,10 @@ async def decide(
         if role != "operator":
             raise ReviewStoreError("forbidden", "Only operators review abandonment records.")
         record = await _locked(conn, record_id)
+        if record.user_id == operator_id:
+            # a judge of their own case: an operator's own abandonment is another's to review
+            raise ReviewStoreError("own_record", "An operator does not review their own"
+                                   " abandonment record: another operator does.")
         try:
             ruling, clean = penalties.decide(record.review_state, decision, note, expected)
         except ReviewError as exc:
