@@ -167,3 +167,13 @@ async def test_the_lobby_says_before_a_table_is_made_that_its_hands_are_public(
     await signup(client, "ana")
     page = await (await client.get("/")).text()
     assert 'id="records-public"' in page and "registro público, com todas as" in page
+
+
+def test_a_bundle_that_cannot_be_written_is_one_line_exit_2(tmp_path: Path,
+                                                            capsys: Any) -> None:
+    # a review gave a folder that does not exist, and a folder: tracebacks
+    for out in (tmp_path / "nowhere" / "v.pyz", tmp_path):
+        assert bundle.main([str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"verifier.bundle: cannot write {out}: ") and "Traceback" not in err
+        assert len(err.splitlines()) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
+import os
 import socketserver
 import subprocess
 import sys
@@ -310,6 +311,9 @@ def test_deck_human_output_and_phrase_contribution(capsys):
         # "²" is a digit to str.isdigit(), not to int()
         ["deck", "--seed", "ab" * 32, "--table", "t", "--hand", "1", "--variant", "paulista",
          "--seats", "2", "--contribution", "\u00b2=ab"],
+        # more digits than int() reads (4300): a seat that does not exist, not an internal error
+        ["deck", "--seed", "ab" * 32, "--table", "t", "--hand", "1", "--variant", "paulista",
+         "--seats", "2", "--contribution", "9" * 5000 + "=ab"],
         # a command line that is not UTF-8 arrives with lone surrogates (surrogateescape)
         ["deck", "--seed", "ab" * 32, "--table", "t", "--hand", "1", "--variant", "paulista",
          "--seats", "2", "--contribution-text", "0=\udcff"],
@@ -328,6 +332,45 @@ def test_bad_usage_exits_2_with_one_line(capsys, hand_file, argv):
     assert out == ""
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith("barajamos-verify: ")
+    assert "internal error" not in err and len(err) < 400
+
+
+def test_results_that_cannot_be_written_are_one_line_exit_2(chain_file, tmp_path):
+    # a review wrote the results to a full disk (/dev/full): a traceback and exit 1 ("a check
+    # failed") though every check passed
+    with open("/dev/full", "w") as full:
+        child = subprocess.run([sys.executable, "-m", "verifier", "chain", str(chain_file)],
+                               stdout=full, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                               timeout=60)
+    assert child.returncode == 2 and "Traceback" not in child.stderr
+    assert child.stderr.splitlines() == ["barajamos-verify: cannot write the results: No space"
+                                         " left on device"]
+
+
+def test_results_in_an_encoding_without_some_character_are_escaped(tmp_path):
+    # a table id with "☕" written to a cp1252 file (Windows, output redirected): a traceback
+    out = tmp_path / "out.txt"
+    argv = ["deck", "--seed", "ab" * 32, "--table", "mesa \u2615", "--hand", "1", "--variant",
+            "paulista", "--seats", "2"]
+    with out.open("w") as handle:
+        child = subprocess.run([sys.executable, "-m", "verifier", *argv], stdout=handle,
+                               stderr=subprocess.PIPE, text=True, cwd=REPO, timeout=60,
+                               env=os.environ | {"PYTHONIOENCODING": "cp1252"})
+    assert child.returncode == 0 and child.stderr == ""
+    assert "mesa \\u2615" in out.read_text(encoding="cp1252")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_pipe_in_a_chain_directory_is_refused_not_read(capsys, tmp_path):
+    # a review put a named pipe called z.json in a chain's directory: the verifier waited on it
+    # for ever
+    folder = tmp_path / "chain"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps(load_vectors("chain.json")["entries"][0]))
+    os.mkfifo(folder / "z.json")
+    status, out, err = run(capsys, "chain", str(folder))
+    assert status == 2 and out == ""
+    assert err.strip() == f"barajamos-verify: {folder / 'z.json'}: not a regular file"
 
 
 def test_help_exits_0(capsys):
@@ -523,6 +566,11 @@ RAW_ANSWERS = {
     "/to-ftp": b"HTTP/1.1 302 Found\r\nLocation: ftp://127.0.0.1:1/x.json\r\n"
     b"Content-Length: 0\r\n\r\n",
     "/escape": b"HTTP/1.1 404 \x1b[31mRED\x1b[0m\r\nContent-Length: 0\r\n\r\n",
+    # a server's long lines are quoted by their first characters only
+    "/long-status": b"HTTP/1.1 " + b"9" * 60_000 + b" OK\r\n\r\n",
+    "/long-protocol": b"HTTP/" + b"1" * 60_000 + b" 200 OK\r\n\r\n",
+    "/to-long-ftp": b"HTTP/1.1 302 Found\r\nLocation: ftp://" + b"x" * 60_000 + b"\r\n"
+    b"Content-Length: 0\r\n\r\n",
 }
 
 
@@ -570,8 +618,9 @@ def test_a_broken_http_answer_is_one_line_exit_2(capsys, raw_server, path):
     status, out, err = run(capsys, "hand", f"{raw_server}{path}")
     assert status == 2 and out == ""
     assert len(err.splitlines()) == 1 and "Traceback" not in err and "\x1b" not in err
-    assert err.startswith(f"barajamos-verify: {raw_server}{path}: ")
-    expected = {"/to-ftp": "only http and https", "/escape": "HTTP 404 \\x1b[31mRED\\x1b[0m"}
+    assert err.startswith(f"barajamos-verify: {raw_server}{path}: ") and len(err) < 500
+    expected = {"/to-ftp": "only http and https", "/to-long-ftp": "only http and https",
+                "/escape": "HTTP 404 \\x1b[31mRED\\x1b[0m"}
     assert expected.get(path, "not a valid HTTP answer") in err
 
 

@@ -67,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: python -m verifier.bundle OUT.pyz  (e.g. {NAME})", file=sys.stderr)
         return 2
     data = build()
-    Path(args[0]).write_bytes(data)
+    try:
+        Path(args[0]).write_bytes(data)
+    except OSError as exc:
+        print(f"verifier.bundle: cannot write {args[0]}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"{digest(data)}  {args[0]}")
     return 0
 

@@ -191,9 +191,11 @@ def _contributions(args: argparse.Namespace) -> list[Contribution]:
             # ASCII digits only: str.isdigit() also accepts "²" and other digits int() refuses
             if not separator or not (seat_text.isascii() and seat_text.isdigit()):
                 raise UsageError(f"{option} takes SEAT=VALUE, got {item!r}")
+            # a seat number longer than any table (int() refuses over 4300 digits anyway)
+            if len(seat_text) > 3 or int(seat_text) >= args.seats:
+                raise UsageError(f"{option}: seat {shorten(seat_text)} does not exist at"
+                                 f" {args.seats} seats")
             seat = int(seat_text)
-            if seat >= args.seats:
-                raise UsageError(f"{option}: seat {seat} does not exist at {args.seats} seats")
             if contributions[seat] is not None:
                 raise UsageError(f"{option}: seat {seat} given twice")
             contributions[seat] = encode(value)
@@ -372,15 +374,30 @@ def main(argv: list[str] | None = None) -> int:
     else:
         text = "\n".join(one_line(line) for line in lines)
     try:
-        print(text)
+        try:
+            print(text)
+        except UnicodeEncodeError:
+            # an output encoding without some character of the input (a table id with "☕"
+            # written to a cp1252 file): escaped, the rest as it is
+            encoding = sys.stdout.encoding or "ascii"
+            print(text.encode(encoding, "backslashreplace").decode(encoding))
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (`... | head -1`): say nothing more, and keep the exit status.
-        # Python flushes stdout again at exit, so point it at devnull first.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        _drop_stdout()
+    except OSError as exc:
+        # the results could not be written (a full disk): whatever they said, nobody read them
+        _drop_stdout()
+        _error(f"cannot write the results: {exc.strerror or exc}")
+        return EXIT_USAGE
     return status
+
+
+def _drop_stdout() -> None:
+    # Python flushes stdout again at exit, so point it at devnull first.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _error(message: str) -> None:

@@ -202,9 +202,8 @@ class _RedirectHandler(urllib.request.HTTPRedirectHandler):
     ) -> urllib.request.Request | None:
         if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
             fp.close()
-            raise InputError(
-                f"{req.full_url}: redirected to {newurl!r}: only http and https are fetched"
-            )
+            raise InputError(f"{req.full_url}: redirected to {shorten(newurl)!r}: only http and"
+                             " https are fetched")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -278,8 +277,9 @@ def _fetch(url: str, limit: int) -> bytes:
         if isinstance(exc, (ValueError, http.client.InvalidURL)):
             raise InputError(f"{url}: not a usable URL: {exc}") from None
         if isinstance(exc, http.client.HTTPException):
-            what = type(exc).__name__
-            raise InputError(f"{url}: not a valid HTTP answer ({what}: {exc})") from None
+            what = type(exc).__name__  # its text quotes the server's line: only its start
+            raise InputError(f"{url}: not a valid HTTP answer ({what}: {shorten(str(exc))})"
+                             ) from None
         if isinstance(exc, OSError):  # TimeoutError included
             raise InputError(f"{url}: cannot fetch: {exc}") from None
         raise
@@ -499,6 +499,10 @@ def _load_directory(path: Path, limit: int) -> list[dict[str, Any]]:
     total = 0
     entries: list[dict[str, Any]] = []
     for file in files:
+        if not file.is_file():
+            # a pipe or a device would block the read, or never end: only regular files
+            # (a symbolic link to one included) hold records
+            raise InputError(f"{file}: not a regular file")
         data = read_source(str(file), HAND_LIMIT_BYTES)
         total += len(data)
         if total > limit:
