@@ -188,6 +188,33 @@ async def test_a_refused_contribution_changes_nothing_and_the_window_still_ends(
         await ana.close()
 
 
+async def test_a_refused_deal_at_the_window_end_goes_on_in_a_new_window(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a review let the entropy window of hand 1 run out (ana sends nothing) while the database
+    # refused the deal: the fired window's timer was still held, so the table looked as if it
+    # had a clock (`_stalled` said no) and stood in the entropy phase for good
+    live, ana, tid, actor, conn = await setup(make_app, aiohttp_client, vclock)
+    try:
+        fault = Fault(live, starts("UPDATE live_hands SET dealt"))
+        assert actor.hand is not None
+        committed = actor.hand.commitment
+        await vclock.advance(actor.hand.entropy_deadline - vclock.now() + 0.01)
+        await settle(actor)
+        assert fault.hits and actor.hand.phase is HandPhase.ENTROPY
+        assert actor.entropy_timer is None and actor._stalled()
+        # it goes on later from what was written: a new window, which ends in a deal
+        for _ in range(40):
+            await vclock.advance(0.5)
+            await settle(actor)
+            if actor.hand.phase is HandPhase.PLAYING:
+                break
+        assert actor.hand.phase is HandPhase.PLAYING and actor.hand.number == 1
+        assert actor.hand.commitment == committed  # the same seed, as committed
+        assert actor.entropy_timer is None and not actor._stalled()
+    finally:
+        await ana.close()
+
+
 async def test_a_bot_move_in_doubt_reloads_the_table(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     live, ana, tid, actor, conn = await setup(make_app, aiohttp_client, vclock)

@@ -1186,12 +1186,16 @@ class TableActor:
 
     async def _on_entropy_deadline(self, number: int, token: int) -> None:
         """Deal with the entropy received so far. `token` names the window: one that a reload
-        replaced (its command already queued) deals nothing. A deal the database does not take
-        reloads the table (`_run`), which opens a new window."""
+        replaced (its command already queued) deals nothing. The window is over: a deal the
+        database does not take leaves the table with no clock (`_stalled`), so it goes on later
+        from what was written (`_retry_later`), in a new window."""
         hand = self.hand
         if (hand is None or hand.number != number or hand.phase is not HandPhase.ENTROPY
                 or token != self._entropy_token):
             return
+        if self.entropy_timer is not None:
+            self.entropy_timer.cancel()  # it fired, or the table has no human to wait for
+            self.entropy_timer = None
         dealer, dealer_by, dealt = self._deal_of(hand, hand.contributions)
         await self._write([dealt])
         self._dealt_now(hand, dealer, dealer_by)
