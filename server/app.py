@@ -183,9 +183,9 @@ def rotate_csrf(request: web.Request, *, session: str | None) -> str:
 
 def time_filter(value: object, what: str, *, end: bool = False) -> datetime | None:
     """A filter bound: an ISO date in any form (a whole day: the end bound is the next midnight)
-    or time (without a zone: UTC). Anything else, or a moment outside what PostgreSQL and Python both
-    hold once in UTC (`0001-01-01T00:00+14:00`), is a 400 `bad_filter`; `9999-12-31` as an end
-    takes in that whole day (up to `datetime.max`)."""
+    or time (without a zone: UTC). Anything else, or a moment outside what PostgreSQL and Python
+    both hold once in UTC (`0001-01-01T00:00+14:00`), is a 400 `bad_filter`; `9999-12-31` as an
+    end takes in that whole day (up to `datetime.max`)."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):

@@ -193,7 +193,7 @@ async def test_a_refused_deal_at_the_window_end_goes_on_in_a_new_window(
     # a review let the entropy window of hand 1 run out (ana sends nothing) while the database
     # refused the deal: the fired window's timer was still held, so the table looked as if it
     # had a clock (`_stalled` said no) and stood in the entropy phase for good
-    live, ana, tid, actor, conn = await setup(make_app, aiohttp_client, vclock)
+    live, ana, _, actor, _ = await setup(make_app, aiohttp_client, vclock)
     try:
         fault = Fault(live, starts("UPDATE live_hands SET dealt"))
         assert actor.hand is not None
