@@ -8,12 +8,14 @@ import asyncio
 import hashlib
 import json
 import random
+import socket as socket_module
 from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp import WSCloseCode, WSMsgType, web
+from yarl import URL
 
 from server.app import POOL
 from server.clock import VirtualClock
@@ -618,6 +620,85 @@ async def test_slow_client_is_disconnected_not_waited_for() -> None:
     sent = [frame for chunk in transport.writes for frame in _frames(chunk)]
     assert sent == [b'"' + b"x" * 300 + b'%d"' % i for i in range(3)]  # then no more
     assert transport.get_write_buffer_size() <= 1000
+
+
+async def test_a_close_the_peer_never_reads_drops_the_socket() -> None:
+    # aiohttp's close waits for the socket to drain before its close frame: a review's client,
+    # too slow to read, was told so and never dropped (its seat stayed connected for good)
+    class Undrained(_Socket):
+        async def close(self, *, code: int, message: bytes) -> bool:
+            self.close_code = code
+            self.closed = True
+            await asyncio.Event().wait()  # the peer reads nothing
+            return True
+
+    class Transport(_StuckTransport):
+        aborted = False
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    socket, transport = Undrained(), Transport()
+    conn = Connection(socket, transport, 1,  # type: ignore[arg-type]
+                      LiveSettings(send_buffer_bytes=1000, close_grace_seconds=0.05))
+    for index in range(10):
+        conn.send(b'"' + b"x" * 300 + b'%d"' % index)
+    await asyncio.wait_for(conn.close(), 10)
+    assert socket.close_code == WSCloseCode.TRY_AGAIN_LATER and transport.aborted
+
+
+def _masked_text(payload: bytes) -> bytes:
+    """A client's text frame (masked, RFC 6455 5.3), payload under 126 bytes."""
+    mask = b"\x01\x02\x03\x04"
+    assert len(payload) < 126
+    return (bytes([0x81, 0x80 | len(payload)]) + mask
+            + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+
+async def test_a_client_too_slow_to_read_is_dropped_and_its_seat_freed(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    live = await start_live(make_app, aiohttp_client, vclock, send_buffer_bytes=4096,
+                            close_grace_seconds=0.3)
+    (ana,) = await players(live.base, "ana")
+    table = await create_table(ana, "paulista", 2, "training")
+    status, body = await ana.post(f"/api/tables/{table['id']}/start")
+    assert status == 200, body
+    actor = live.house.tables[table["id"]]
+    # a socket that reads nothing: small buffers on both sides fill at once
+    url = live.base.join(URL(f"/ws/tables/{table['id']}"))
+    reader, writer = await asyncio.open_connection(
+        url.host, url.port, limit=1024)
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket_module.SOL_SOCKET, socket_module.SO_RCVBUF, 4096)
+    cookies = "; ".join(f"{c.key}={c.value}" for c in ana.session.cookie_jar)
+    writer.write(f"GET {url.path} HTTP/1.1\r\nHost: {url.host}:{url.port}\r\n"
+                 "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                 f"Origin: http://{url.host}:{url.port}\r\nCookie: {cookies}\r\n\r\n".encode())
+    assert (await reader.readline()).startswith(b"HTTP/1.1 101")
+    try:
+        [conn] = live.house.sockets.values()
+        conn._transport.get_extra_info("socket").setsockopt(
+            socket_module.SOL_SOCKET, socket_module.SO_SNDBUF, 4096)
+        for _ in range(100):  # the socket's opening reaches the table
+            if actor.connected(0):
+                break
+            await asyncio.sleep(0.02)
+        assert actor.connected(0)
+        # each hello from the start is the table's history again, and nothing is read
+        for _ in range(30):
+            writer.write(_masked_text(b'{"type":"hello","last_seq":0}'))
+            await asyncio.sleep(0.05)
+            if not live.house.sockets:
+                break
+        for _ in range(100):  # the close's grace, then the handler ends
+            if not live.house.sockets and not actor.connected(0):
+                break
+            await asyncio.sleep(0.05)
+        assert not live.house.sockets and not actor.connected(0)
+    finally:
+        writer.close()
+        await ana.close()
 
 
 async def test_messages_of_one_turn_leave_in_one_write() -> None:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 from aiohttp import WSCloseCode, web
@@ -33,6 +33,9 @@ from server.metrics import Metrics
 from truco import MatchConfig, Variant
 from truco.records import key_id_for
 from verifier.signing import SigningKey, signing_key_from_seed
+
+if TYPE_CHECKING:
+    from server.live.ws import Connection
 
 log = logging.getLogger("barajamos.live")
 
@@ -256,7 +259,7 @@ class House:
         # thousands of tables, every lobby refresh and rematch paid for all of them)
         self._seated: dict[int, dict[str, TableActor]] = {}
         self._served = 0
-        self.sockets: set[web.WebSocketResponse] = set()
+        self.sockets: dict[web.WebSocketResponse, Connection] = {}
         # open table sockets per user (`LiveSettings.max_sockets_per_user`)
         self.user_sockets: dict[int, int] = {}
         # each user's table creations and match starts in flight (`server.live.api`): counted
@@ -364,9 +367,13 @@ class House:
         self._schedule_sweep()
 
     async def close_sockets(self) -> None:
+        """All at once, each within its grace: one client that reads nothing must not hold up
+        the shutdown (`Connection.close_soon`)."""
         self.shutting_down = True
-        for ws in list(self.sockets):
-            await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutdown")
+        conns = list(self.sockets.values())
+        for conn in conns:
+            conn.close_soon(WSCloseCode.GOING_AWAY, "server shutdown")
+        await asyncio.gather(*(conn.close() for conn in conns))
 
     async def stop(self) -> None:
         if self._sweep_timer is not None:

@@ -81,6 +81,10 @@ class LiveSettings:
     send_queue: int = 256
     # a client with this much sent to it and not yet read is too slow: it is disconnected
     send_buffer_bytes: int = 512 * 1024
+    # a socket the house closes (too slow, flooding, shutting down) has this long to let its
+    # close frame out and answer it; one that reads nothing is then dropped (its transport
+    # aborted), so its seat is free and the handler ends
+    close_grace_seconds: float = 5.0
     heartbeat_seconds: float = 20.0
     # events a table keeps for reconnects (at most half `send_queue`): about three hands of a
     # four-seat table. Each costs some 420 bytes; 128 of them were a quarter of the memory a

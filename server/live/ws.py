@@ -9,7 +9,6 @@ message size limit.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import struct
@@ -121,7 +120,20 @@ class Connection:
         queued for it before goes first."""
         if self._closing is None and not self.ws.closed:
             self.flush()
-            self._closing = asyncio.create_task(self.ws.close(code=code, message=reason.encode()))
+            self._closing = asyncio.create_task(self._close_within(code, reason))
+
+    async def _close_within(self, code: int, reason: str) -> bool:
+        """aiohttp's close waits for the socket to drain before its close frame, and then for
+        the peer's: a peer that reads nothing (the one too slow to read its updates) would hold
+        it, the handler and the seat for ever. After `close_grace_seconds` it is dropped."""
+        try:
+            async with asyncio.timeout(self.settings.close_grace_seconds):
+                return await self.ws.close(code=code, message=reason.encode())
+        except TimeoutError:
+            log.info("socket dropped: its close was not read",
+                     extra={"user": self.user_id, "code": code})
+            self._transport.abort()
+            return True
 
     async def close(self) -> None:
         if self._flush is not None:
@@ -267,11 +279,11 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     if transport is None:  # the client went away while the handshake was answered
         return ws
     metrics = request.app[METRICS]
-    house.sockets.add(ws)
+    conn = Connection(ws, transport, user.id, settings)
+    house.sockets[ws] = conn
     house.user_sockets[user.id] = house.user_sockets.get(user.id, 0) + 1
     forget = track_socket(request, ws)
     metrics.connected_players.inc()
-    conn = Connection(ws, transport, user.id, settings)
     try:
         await actor.call(lambda: actor.open_connection(conn))
         async for msg in ws:
@@ -281,8 +293,9 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
             if not conn.allow():
                 conn.refused += 1
                 if conn.refused > settings.flood_close_after:
-                    conn.flush()  # the answers so far, before the close frame
-                    await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"flooding")
+                    # the answers so far go before the close frame; a flooder that reads
+                    # nothing is dropped after the close's grace (`Connection.close_soon`)
+                    conn.close_soon(WSCloseCode.POLICY_VIOLATION, "flooding")
                     break
                 text = msg.data if msg.type is WSMsgType.TEXT else ""
                 conn.error(_refused_id(text, settings), "rate_limited",
@@ -304,15 +317,17 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
         protocol = request.protocol
         if hasattr(protocol, "_data_received_cb"):
             protocol._data_received_cb = None
-        house.sockets.discard(ws)
+        house.sockets.pop(ws, None)
         left = house.user_sockets.pop(user.id, 1) - 1
         if left > 0:
             house.user_sockets[user.id] = left
         forget()
         metrics.connected_players.dec()
+        # queued, not awaited: aiohttp cancels the handler of a lost connection (an aborted
+        # one among them, `Connection.close_soon`), and an await here would be cut short, the
+        # seat left connected for good
+        actor.post(lambda: actor.close_connection(conn))
         await conn.close()
-        with contextlib.suppress(LiveError):
-            await actor.call(lambda: actor.close_connection(conn))
     return ws
 
 
