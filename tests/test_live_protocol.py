@@ -187,6 +187,11 @@ FORGED: list[tuple[dict[str, Any] | str, str]] = [
     ({"type": "signal", "id": 11, "code": "zap"}, "no_partner"),
     ({"type": "hello", "last_seq": -1}, "bad_message"),
     ({"type": "hello", "last_seq": "7"}, "bad_message"),
+    # a misspelt field is not taken as absent: `hnad` is no `hand` (the move's stale check)
+    ({"type": "action", "id": 12, "hnad": 999, "action": {"do": "raise"}}, "bad_message"),
+    ({"type": "hello", "last_seq": 0, "lastseq": 5}, "bad_message"),
+    ({"type": "entropy", "id": 13, "hand": 1, "hex": "ab", "seat": 1}, "bad_message"),
+    ({"type": "ping", "id": 14, "at": 1}, "bad_message"),
 ]
 
 

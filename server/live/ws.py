@@ -14,7 +14,7 @@ import math
 import struct
 import time
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -168,6 +168,18 @@ def _message_id(value: object) -> str | int | None:
                     " or an integer")
 
 
+# the fields of each client message (docs/PROTOCOL.md, Client messages): any other is refused,
+# so that a misspelt one (`hnad`) is not taken as absent (a move's stale check skipped)
+_FIELDS: Final = {
+    "ping": frozenset({"type", "id"}),
+    "hello": frozenset({"type", "id", "last_seq", "epoch"}),
+    "action": frozenset({"type", "id", "hand", "action"}),
+    "entropy": frozenset({"type", "id", "hand", "hex"}),
+    "signal": frozenset({"type", "id", "code"}),
+    "back": frozenset({"type", "id"}),
+}
+
+
 def _refused_id(data: str, settings: LiveSettings) -> str | int | None:
     """The id of a message refused before it is handled (the rate limit), when it has a valid
     one, so that the client knows which message to send again; None otherwise."""
@@ -204,6 +216,13 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
     try:
         msg_id = _message_id(obj.get("id"))
         kind = obj.get("type")
+        fields = _FIELDS.get(kind) if isinstance(kind, str) else None
+        if fields is None:
+            raise LiveError("bad_message", f"unknown message type {kind!r}")
+        if not fields.issuperset(obj):
+            unknown = sorted(set(obj) - fields)
+            raise LiveError("bad_message", f"unknown field {unknown[0]!r} in a {kind} message"
+                            f" (its fields: {', '.join(sorted(fields))})")
         if kind == "ping":
             conn.send_json({"type": "pong", "id": msg_id, "server_time_ms": ms(actor.now)})
         elif kind == "hello":
@@ -212,8 +231,6 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
             epoch = epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
             await actor.call(lambda: actor.hello(conn, last_seq, epoch))
             conn.greeted = True
-        elif kind not in ("action", "entropy", "signal", "back"):
-            raise LiveError("bad_message", f"unknown message type {kind!r}")
         elif not conn.greeted:
             raise LiveError("hello_first", "Send hello first.")
         elif kind == "action":
