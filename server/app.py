@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -319,9 +319,13 @@ def _refuse_bad_text(where: str) -> ApiError:
                     " (U+D800-U+DFFF), which no text here may hold.")
 
 
-async def read_body(request: web.Request) -> dict[str, Any]:
+async def read_body(request: web.Request,
+                    fields: Collection[str] | None = None) -> dict[str, Any]:
     """The request's fields from a JSON object or a form; a clear 400 on anything else (a NUL
-    character or a lone surrogate in any text of it too: 400 `bad_characters`, nothing done)."""
+    character or a lone surrogate in any text of it too: 400 `bad_characters`, nothing done).
+    `fields`: the fields a JSON body may hold; any other is a 400 `unknown_field` (a misspelt
+    optional field would otherwise pass for an absent one). A form's other fields (its CSRF
+    token, its buttons) are not checked: our own pages build the forms."""
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise ApiError(413, "too_large", f"Request body over {MAX_BODY} bytes.")
     if request.content_type == "application/json":
@@ -334,6 +338,11 @@ async def read_body(request: web.Request) -> dict[str, Any]:
             raise ApiError(400, "bad_json", "Request body must be a JSON object.")
         if _has_bad_text(body):
             raise _refuse_bad_text("request body")
+        if fields is not None and not set(body) <= set(fields):
+            unknown = sorted(set(body) - set(fields))[0]
+            unknown = unknown if len(unknown) <= 40 else unknown[:40] + "…"
+            raise ApiError(400, "unknown_field", f"Unknown field {unknown!r} (this request's"
+                           f" fields: {', '.join(sorted(fields))}).")
         return body
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         form = await read_form(request)
@@ -588,7 +597,7 @@ async def _start_session(request: web.Request, user: User, status: int = 200) ->
 
 
 async def register(request: web.Request) -> web.Response:
-    body = await read_body(request)
+    body = await read_body(request, ("name", "password"))
     user = await accounts.register(request.app[POOL], body.get("name"), body.get("password"),
                                    request.app[PASSWORD_COST], remote=client_group(request),
                                    per_hour=request.app[CONFIG].registrations_per_hour)
@@ -597,14 +606,14 @@ async def register(request: web.Request) -> web.Response:
 
 
 async def login(request: web.Request) -> web.Response:
-    body = await read_body(request)
+    body = await read_body(request, ("name", "password"))
     user = await accounts.authenticate(request.app[POOL], body.get("name"), body.get("password"),
                                        client_group(request), request.app[PASSWORD_COST])
     return await _start_session(request, user)
 
 
 async def password(request: web.Request) -> web.Response:
-    body = await read_body(request)
+    body = await read_body(request, ("current", "new"))
     ended = await change_password(request, body.get("current"), body.get("new"))
     return web.json_response({"ended_sessions": ended})
 

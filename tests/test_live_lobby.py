@@ -52,10 +52,13 @@ async def test_create_refusals(live: Live) -> None:
                              ({"seats": 3}, "bad_seats"), ({"seats": True}, "bad_seats"),
                              ({"seats": "4"}, "bad_seats"), ({"mode": "chaos"}, "bad_mode"),
                              ({"kind": "ranked"}, "bad_kind"), ({"kind": "arena"}, "bad_kind"),
-                             ({"kind": "public"}, "bad_kind")]:
+                             ({"kind": "public"}, "bad_kind"),
+                             # a misspelt field is not taken as absent (mode would be "vote")
+                             ({"mdoe": "first"}, "unknown_field")]:
             status, body = await ana.post("/api/tables", {**good, **change})
             assert (status, body["error"]) == (400, code), change
             assert body["message"]
+        assert "'mdoe'" in body["message"] and "kind, mode, seats, variant" in body["message"]
         status, body = await ana.get("/api/tables?mine=1")
         assert body["tables"] == []  # nothing was created by the refusals
         # anonymous: CSRF first, then login
@@ -98,12 +101,17 @@ async def test_private_table_seating(live: Live) -> None:
         assert (status, body["error"]) == (409, "seat_taken")
         status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": invite, "seat": 9})
         assert (status, body["error"]) == (400, "bad_seat")
+        # a misspelt seat would sit her at the first free one
+        status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": invite, "sat": 2})
+        assert (status, body["error"]) == (400, "unknown_field")
         status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": invite, "seat": 2})
         assert status == 200 and body["table"]["you"] == 2
         status, body = await bia.post(f"/api/tables/{tid}/join", {"invite": invite})
         assert (status, body["error"]) == (409, "already_seated")
         status, body = await bia.post(f"/api/tables/{tid}/seat", {"seat": 0})
         assert (status, body["error"]) == (409, "seat_taken")
+        status, body = await bia.post(f"/api/tables/{tid}/seat", {"seta": 1})
+        assert (status, body["error"]) == (400, "unknown_field")
         status, body = await bia.post(f"/api/tables/{tid}/seat", {"seat": 1})
         assert status == 200 and body["table"]["you"] == 1
         status, body = await ana.post(f"/api/tables/{tid}/start")

@@ -528,6 +528,10 @@ async def test_an_operator_does_not_decide_on_their_own_record(house: House) -> 
     ana = await house.player("ana")
     record = (await settle_abandonment(house, TABLE, [ana.id, judge.id], 1)).record
     decision = {"decision": "overturn", "note": "my own"}
+    # a misspelt field is refused, whoever sends it (the note would be taken as missing)
+    resp = await other.post(f"/api/ranked/operator/abandonments/{record.id}/decision",
+                            {"decision": "overturn", "nte": "x"})
+    assert resp.status == 400 and (await resp.json())["error"] == "unknown_field"
     resp = await judge.post(f"/api/ranked/operator/abandonments/{record.id}/decision", decision)
     assert resp.status == 403 and (await resp.json())["error"] == "own_record"
     page = await judge.get(f"/operator/abandonments/{record.id}")

@@ -87,7 +87,7 @@ async def _leave(actor: TableActor, user_id: int) -> dict[str, Any]:
 @live_errors
 async def create_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
-    body = await read_body(request)
+    body = await read_body(request, ("variant", "seats", "mode", "kind"))
     try:
         variant = Variant(str(body.get("variant")))
     except ValueError:
@@ -292,7 +292,7 @@ async def get_table(request: web.Request) -> web.StreamResponse:
 @live_errors
 async def join_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
-    body = await read_body(request)
+    body = await read_body(request, ("invite", "seat"))
     actor = _lobby_actor(request)
     await actor.call(lambda: actor.join(user.id, user.name, body.get("invite"), body.get("seat")))
     return await _table_reply(actor, user.id)
@@ -301,7 +301,7 @@ async def join_table(request: web.Request) -> web.StreamResponse:
 @live_errors
 async def pick_seat(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
-    body = await read_body(request)
+    body = await read_body(request, ("seat",))
     actor = _lobby_actor(request)
     await actor.call(lambda: actor.move(user.id, body.get("seat")))
     return await _table_reply(actor, user.id)

@@ -928,7 +928,7 @@ async def api_queue(request: web.Request) -> web.StreamResponse:
 @_api
 async def api_join(request: web.Request) -> web.StreamResponse:
     user = api_require_user(request)
-    await _join_queue(request, user, await read_body(request))
+    await _join_queue(request, user, await read_body(request, ("variant", "seats", "partner")))
     return web.json_response(await _queue_view(request, user))
 
 
@@ -942,7 +942,7 @@ async def api_leave(request: web.Request) -> web.StreamResponse:
 @_api
 async def api_decline(request: web.Request) -> web.StreamResponse:
     user = api_require_user(request)
-    await _decline(request, user, await read_body(request))
+    await _decline(request, user, await read_body(request, ("from", "partner")))
     return web.json_response(await _queue_view(request, user))
 
 
@@ -954,7 +954,7 @@ async def api_standing(request: web.Request) -> web.StreamResponse:
 @_api
 async def api_appeal(request: web.Request) -> web.StreamResponse:
     user = api_require_user(request)
-    body = await read_body(request)
+    body = await read_body(request, ("text",))
     record = await review.appeal(_pool(request), _record_id(request), user.id, body.get("text"))
     return web.json_response({"abandonment": _record_json(record, {user.id: user.name},
                                                           full=True)})
@@ -1067,7 +1067,8 @@ async def _create_arena(request: web.Request, body: Mapping[str, Any]) -> ArenaE
 @_api
 async def api_create_arena(request: web.Request) -> web.StreamResponse:
     require_operator(request)
-    event = await _create_arena(request, await read_body(request))
+    event = await _create_arena(request, await read_body(
+        request, ("variant", "seats", "starts_in_minutes", "minutes")))
     return web.json_response({"arena": _arena_json(event, {}, _service(request).clock.now())},
                              status=201)
 
@@ -1134,7 +1135,7 @@ def _decision(value: object) -> Decision:
 @_api
 async def api_decide(request: web.Request) -> web.StreamResponse:
     operator = require_operator(request)
-    body = await read_body(request)
+    body = await read_body(request, ("decision", "note", "expected_state"))
     # `expected_state` (optional): the record's `review_state` as the client read it; a record
     # that changed since (an appeal, another decision) is refused 409 `stale`
     record = await review.decide(_pool(request), _record_id(request), operator.id,
