@@ -29,6 +29,7 @@ from truco.records import (
     replay,
 )
 from truco.variants import MatchConfig, TeamMode, Variant
+from verifier import check as check_module
 from verifier.check import CheckName, Status, check_chain, check_hand
 from verifier.cli import main
 from verifier.samples import sample_signing_key, sample_table
@@ -482,13 +483,56 @@ def test_a_chain_re_anchored_before_it_ran_out_is_a_warning(capsys, tmp_path):
     assert out.strip().endswith("all checks passed (1 warning(s))")
 
 
-def test_a_chain_re_anchored_once_used_up_is_no_warning():
+def test_a_chain_re_anchored_once_used_up_is_no_warning(monkeypatch):
+    # a house whose chains are 5 seeds long (the verifier's own expects 1024: below)
+    monkeypatch.setattr("verifier.check.HOUSE_CHAIN_LENGTH", 5)
     report = check_chain(_reanchored_chain(first_length=5), pinned=[KEY])
     assert report.ok, report.failures
     assert not [c for e in report.entries for c in e.checks if c.status is Status.WARN]
 
 
-def test_an_early_anchor_whose_hand_is_not_given_still_warns(table):
+def test_a_chain_re_anchored_after_a_short_one_is_a_warning(capsys, tmp_path):
+    # a review anchored a new chain of one seed at every hand: each seed drawn just before its
+    # hand, which the chain is there to prevent, and every check passed without a warning
+    entries = _reanchored_chain(first_length=5)
+    report = check_chain(entries, pinned=[KEY])
+    assert report.ok, report.failures
+    anchor = next(e for e in report.entries if e.label == "seed anchor of table mesa-r from hand 6")
+    check = anchor.check(CheckName.SEED_CHAIN)
+    assert check.status is Status.WARN
+    assert check.reason.startswith(
+        "a new seed chain anchored at hand 6 after the previous one (from hand 1) ran out at"
+        " only 5 seeds: the house anchors 1024 a chain (FAIRNESS.md 3.1)")
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(entries))
+    status, out, _ = run(capsys, "chain", str(path), "--key", KEY_HEX)
+    assert status == 0 and out.strip().endswith("all checks passed (1 warning(s))")
+
+
+def test_many_anchors_cost_linear_work(monkeypatch):
+    # a review signed thousands of anchors of one table: each was compared with every one before
+    # it (8,000 took 11.6 s; a 64 MiB chain would take an hour). Counted, not timed: comparisons
+    # of two anchors stay a few per anchor, however many there are
+    key = sample_signing_key()
+    calls = 0
+    compare = check_module._same_anchor
+
+    def counted(one: Any, other: Any) -> bool:
+        nonlocal calls
+        calls += 1
+        return compare(one, other)
+
+    monkeypatch.setattr(check_module, "_same_anchor", counted)
+    entries = _reanchored_chain(first_length=10)
+    extra = [sign_statement(build_seed_anchor("mesa-r", start, 1, bytes([n % 256]) * 32), key)
+             for n in range(300) for start in (6, 7 + n)]
+    report = check_chain(entries + extra, pinned=[KEY])
+    assert not report.ok  # hand 6's chain now has anchors that disagree
+    assert calls <= 3 * len(extra)
+
+
+def test_an_early_anchor_whose_hand_is_not_given_still_warns(table, monkeypatch):
+    monkeypatch.setattr("verifier.check.HOUSE_CHAIN_LENGTH", 3)  # the sample's chains are short
     key = sample_signing_key()
     later = sign_statement(build_seed_anchor("mesa-t", 4, 10, bytes(32)), key)
     long_first = sign_statement(

@@ -8,6 +8,7 @@ record that reads fine but does not verify yields failed checks (exit 1).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
 import shlex
@@ -487,7 +488,7 @@ def _placed_seed_check(
     anchor_trust = KeyTrust(trust.pinned, set(trust.trusted))
     _follow_handovers(statements, anchor_trust)
     start = record.chain_start
-    anchors: dict[int, list[SeedAnchor]] = {}
+    anchors = _Anchors()
     refused: list[str] = []  # why an anchor of this record's chain does not count
     for obj, statement in statements:
         if not isinstance(statement, SeedAnchor) or statement.table != record.table:
@@ -499,9 +500,7 @@ def _placed_seed_check(
             if statement.chain_start == start:
                 refused.append(key.reason if key.failed else signature.reason)
             continue
-        known = anchors.setdefault(statement.chain_start, [])
-        if not any(_same_anchor(statement, other) for other in known):
-            known.append(statement)
+        anchors.add(statement)
     same = anchors.get(start, [])
     if not same:
         if refused:
@@ -609,7 +608,7 @@ def check_chain(
     statement_checks: list[list[CheckResult]] = []
     # chain_start -> the distinct anchors trusted statements give for it (more than one is a
     # contradiction the house signed, whatever their order in the file)
-    anchors: dict[int, list[SeedAnchor]] = {}
+    anchors = _Anchors()
     # hand -> the hashes trusted ledger heads give this table's record of it (more than one:
     # the house published two histories)
     heads: dict[int, set[bytes]] = {}
@@ -621,9 +620,7 @@ def check_chain(
         checks = [trust.check(statement.signed_by), _signature_check(obj, statement.signed_by)]
         trusted = not any(check.failed for check in checks)
         if isinstance(statement, SeedAnchor) and statement.table == table and trusted:
-            known = anchors.setdefault(statement.chain_start, [])
-            if not any(_same_anchor(statement, other) for other in known):
-                known.append(statement)
+            anchors.add(statement)
         elif isinstance(statement, SeedAnchor) and statement.table == table:
             failed = next(check for check in checks if check.failed)
             refused.setdefault(statement.chain_start, []).append(failed.reason)
@@ -671,15 +668,45 @@ def _same_anchor(one: SeedAnchor, other: SeedAnchor) -> bool:
     return (one.anchor, one.length) == (other.anchor, other.length)
 
 
+class _Anchors(dict[int, list[SeedAnchor]]):
+    """A table's trusted seed anchors by `chain_start`, each distinct one once, and the longest
+    of each start (`previous`). Built and asked in linear and logarithmic time: an input of
+    many anchors (a chain file holds up to 64 MiB) must not cost quadratic work."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[int, bytes, int]] = set()
+        self._longest: dict[int, SeedAnchor] = {}
+        self._starts: list[int] | None = None
+
+    def add(self, anchor: SeedAnchor) -> None:
+        key = (anchor.chain_start, anchor.anchor, anchor.length)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.setdefault(anchor.chain_start, []).append(anchor)
+        longest = self._longest.get(anchor.chain_start)
+        if longest is None or anchor.length > longest.length:
+            self._longest[anchor.chain_start] = anchor
+        self._starts = None
+
+    def previous(self, start: int) -> SeedAnchor | None:
+        """The longest anchor of the nearest earlier chain_start than `start`, if any."""
+        if self._starts is None:
+            self._starts = sorted(self)
+        index = bisect.bisect_left(self._starts, start)
+        return None if index == 0 else self._longest[self._starts[index - 1]]
+
+
 def _anchor_check(
     anchor: SeedAnchor, same_chain: Sequence[SeedAnchor], by_number: Mapping[int, Sequence[_Hand]]
 ) -> CheckResult:
     """A trusted seed anchor of this table against the other anchors of its chain and against
     the first hand of its chain (FAIRNESS.md 8)."""
     start = anchor.chain_start
-    others = [other for other in same_chain if not _same_anchor(anchor, other)]
-    if others:
-        other = others[0]
+    # the distinct anchors of a chain: the first or the second differs from this one, if any does
+    other = next((other for other in same_chain[:2] if not _same_anchor(anchor, other)), None)
+    if other is not None:
         what = (
             f"anchor {other.anchor.hex()}, this one {anchor.anchor.hex()}: the house committed"
             " to two seed chains"
@@ -716,22 +743,30 @@ def _anchor_check(
     )
 
 
-def _reanchored(
-    anchor: SeedAnchor, anchors: Mapping[int, Sequence[SeedAnchor]], check: CheckResult
-) -> CheckResult:
+def _reanchored(anchor: SeedAnchor, anchors: _Anchors, check: CheckResult) -> CheckResult:
     """FAIRNESS.md 3.5: a new seed chain is anchored when the previous one is used up (or its
     tip lost). An anchor starting where the previous anchor's seeds still reached is a warning:
-    allowed only for a lost tip, which the verifier cannot tell from a choice."""
+    allowed only for a lost tip, which the verifier cannot tell from a choice. So is one right
+    after a chain shorter than the house's (`HOUSE_CHAIN_LENGTH`): each new chain's seeds were
+    drawn later, so a house anchoring short chains (one hand each, say) commits less far ahead
+    than it says."""
     start = anchor.chain_start
-    earlier = [begin for begin in anchors if begin < start]
-    if check.failed or not earlier:
+    previous = anchors.previous(start)
+    if check.failed or previous is None:
         return check
-    begin = max(earlier)
-    covering = [other for other in anchors[begin] if begin + other.length - 1 >= start]
-    if not covering:
-        return check
-    length = covering[0].length
+    begin, length = previous.chain_start, previous.length
     seeds = f"{length} seed" + ("" if length == 1 else "s")
+    if begin + length == start and length < HOUSE_CHAIN_LENGTH:
+        return CheckResult(
+            CheckName.SEED_CHAIN,
+            Status.WARN,
+            f"a new seed chain anchored at hand {start} after the previous one (from hand"
+            f" {begin}) ran out at only {seeds}: the house anchors {HOUSE_CHAIN_LENGTH} a chain"
+            f" (FAIRNESS.md 3.1), and each new chain's seeds were chosen later"
+            f" ({check.reason})",
+        )
+    if begin + length - 1 < start:
+        return check
     return CheckResult(
         CheckName.SEED_CHAIN,
         Status.WARN,
@@ -893,6 +928,8 @@ def _link_check(
 # one before it, or its link already fails), so a total of twice that bounds the work a hostile
 # file of gapped records can cause without ever touching a chain that verifies.
 _HASH_BUDGET: Final = 2 * MAX_SEED_CHAIN_LENGTH
+# the seeds the house anchors in a chain (FAIRNESS.md 3.1): a new chain after a shorter one warns
+HOUSE_CHAIN_LENGTH: Final = 1024
 
 
 @dataclass(slots=True)
