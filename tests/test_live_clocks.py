@@ -559,6 +559,43 @@ async def _four_at_a_raise(live: Live) -> tuple[list[Player], str, list[SeatClie
     return people, tid, clients, (mover.seat + 1) % 4, (mover.seat + 3) % 4
 
 
+async def _automatic_rows(live: Live, tid: str) -> list[Any]:
+    return list(await live.app[POOL].fetch(
+        "SELECT hand, idx, action FROM live_actions WHERE table_id = $1 AND automatic", tid))
+
+
+@pytest.mark.parametrize("stop", ["crash", "shutdown"])
+async def test_a_restart_does_not_cast_pending_votes(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        stop: str) -> None:
+    # a review stopped the house while a truco waited for a 2v2 team's votes: at a clean
+    # shutdown, the house's own closing of the sockets cast them as declines; after a crash,
+    # the rebuilt table, whose players had not come back yet, declined them at once. The
+    # server took those connections: the votes stay the players' to cast, on full clocks
+    first = await start_live(make_app, aiohttp_client, vclock)
+    people, tid, _, a, b = await _four_at_a_raise(first)
+    if stop == "crash":
+        await first.house.tables[tid].stop()  # nothing more of this run reaches the table
+    for person in people:
+        await person.close()
+    await first.client.close()
+    second = await start_live(make_app, aiohttp_client, vclock)
+    actor = second.house.tables[tid]
+    await actor.call(_nothing)
+    await actor.call(_nothing)
+    assert await _automatic_rows(second, tid) == []
+    pending = {d.seat: d.at - vclock.now() for d in actor.deadlines.values()}
+    assert set(pending) == {a, b} and all(left > 9 for left in pending.values()), pending
+    # nobody comes: the team's clock runs out, then the automatic declines, as for anyone
+    await vclock.advance(max(pending.values()) + 0.5)
+    await actor.call(_nothing)
+    assert [json.loads(r["action"])["do"] for r in await _automatic_rows(second, tid)]
+
+
+async def _nothing() -> None:
+    return None
+
+
 def _votes(client: SeatClient) -> list[tuple[int, str, bool]]:
     return [(e["seat"], e["vote"], e["automatic"]) for m in client.received
             if m["type"] == "update" for e in m["events"] if e["type"] == "vote_cast"]

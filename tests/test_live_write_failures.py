@@ -11,6 +11,7 @@ The database is real; the failures are injected where the table hands its rows t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -211,6 +212,32 @@ async def test_a_refused_deal_at_the_window_end_goes_on_in_a_new_window(
         assert actor.hand.phase is HandPhase.PLAYING and actor.hand.number == 1
         assert actor.hand.commitment == committed  # the same seed, as committed
         assert actor.entropy_timer is None and not actor._stalled()
+    finally:
+        await ana.close()
+
+
+async def test_a_refused_empty_seat_cancel_is_tried_again_not_turned_into_a_forfeit(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a review had the database refuse the 60 s empty-seat cancel once: the seat's watch was
+    # gone, so the limit of automatic actions no longer spared the empty seat and the match
+    # ended as ana's abandonment 20 s later
+    live, ana, tid, actor, conn = await setup(make_app, aiohttp_client, vclock)
+    try:
+        await actor.call(lambda: actor.close_connection(conn))  # type: ignore[arg-type]
+        cancel_at = actor.empty_deadlines[0]
+        Fault(live, starts("UPDATE live_matches"))
+        for _ in range(200):
+            await vclock.advance(0.5 if vclock.now() > cancel_at - 5 else 5.0)
+            if actor.status is not TableStatus.PLAYING:
+                break
+            with contextlib.suppress(LiveError):  # the table closes with the cancel
+                await settle(actor)
+        assert vclock.now() < cancel_at + 5
+        row = await live.house.pool.fetchrow(
+            "SELECT termination FROM live_matches WHERE table_id = $1", tid)
+        assert row is not None and row["termination"] == "cancelled"
+        assert not await live.house.pool.fetchval(
+            "SELECT count(*) FROM abandonments WHERE table_id = $1", tid)
     finally:
         await ana.close()
 

@@ -451,6 +451,9 @@ class TableActor:
         # (`close_idle`)
         self.last_seen = house.clock.now()
         self.empty_timers: dict[int, Timer] = {}
+        # human seats a restart found with no socket and that have not come back since: the
+        # server took their connection (a pending vote of theirs is not declined for it)
+        self.returning: set[int] = set()
         self.entropy_timer: Timer | None = None
         # a ranked or arena match's first deal waits for its players to open the table
         # (`_wait_for_players`), up to `Config.start_grace`
@@ -785,6 +788,7 @@ class TableActor:
         self.empty_deadlines.pop(seat, None)
         if timer is not None:
             timer.cancel()
+        self.returning.discard(seat)
         await self._connection_event(seat, SeatEventKind.CONNECTED)
         self._emit_table()
         if self.start_timer is not None and self._everyone_here():
@@ -802,6 +806,10 @@ class TableActor:
             seat, SeatEventKind.DISCONNECTED,
             {"cause": "server_shutdown"} if self.house.shutting_down else None)
         self._watch_empty(seat)
+        if self.house.shutting_down:
+            # the server is stopping: it took the connection, the player did not lose it; a
+            # pending vote is theirs to cast after the restart (`returning`)
+            return
         if self.deadlines and self.state is not None and not self.state.hand_over:
             self._reschedule()  # a vote pending for this seat now counts as decline
         if self.status is not TableStatus.CLOSED:
@@ -863,13 +871,15 @@ class TableActor:
                         extra={"table": self.id, "seat": seat, "kind": kind.value,
                                "error": exc.code})
 
-    def _watch_empty(self, seat: int) -> None:
-        """A private or training match is cancelled when a human seat stays empty too long."""
+    def _watch_empty(self, seat: int, seconds: float | None = None) -> None:
+        """A private or training match is cancelled when a human seat stays empty too long
+        (`seconds`: the rest of that time, when not all of it)."""
         if (self.status is not TableStatus.PLAYING or self.kind.competitive
                 or not self.seats[seat].human or seat in self.empty_timers):
             return
         token = self._token()
-        deadline = self.now + self.house.config.empty_seat_cancel
+        deadline = self.now + (self.house.config.empty_seat_cancel if seconds is None
+                               else seconds)
         self.empty_timers[seat] = self.house.clock.call_at(
             deadline, lambda: self.post(lambda: self._on_empty(seat, token)))
         self.empty_deadlines[seat] = deadline
@@ -880,11 +890,19 @@ class TableActor:
             return
         del self.empty_timers[seat]
         self.empty_deadlines.pop(seat, None)
-        await self._catch_up()
-        if self.status is not TableStatus.PLAYING or self.connected(seat):
-            return
-        self._log("seat_empty_cancel", seat=seat)
-        await self._end_match_early(0, Termination.CANCELLED)
+        try:
+            await self._catch_up()
+            if self.status is not TableStatus.PLAYING or self.connected(seat):
+                return
+            self._log("seat_empty_cancel", seat=seat)
+            await self._end_match_early(0, Termination.CANCELLED)
+        except BaseException:
+            # not written (the database refused it, or it is in doubt and the table re-reads
+            # it): the seat is still empty, so it stays watched, and spared the limit of
+            # automatic actions (`_act_on_deadline`), and the cancel is tried again shortly
+            if not self.connected(seat):
+                self._watch_empty(seat, RETRY_FIRST)
+            raise
 
     # ----------------------------------------------------------------------------- lobby
 
@@ -1307,6 +1325,9 @@ class TableActor:
         for seat in self._human_seats():
             if not self.connected(seat):
                 self._watch_empty(seat)
+                # the restart took their connection, they did not lose it: their pending
+                # votes get their clocks in full, not a decline (`_declines_for`)
+                self.returning.add(seat)
         try:
             if (self.hand is None and self.kind.competitive and self.last_hand == 0
                     and self.status is TableStatus.PLAYING and not self._everyone_here()):
@@ -1622,7 +1643,8 @@ class TableActor:
         state = self.state
         if (p.kind is not PendingKind.ANSWER or p.team_vote or self.config.seats != 4
                 or self.config.mode is not TeamMode.VOTE or state is None or state.hand is None
-                or not self.seats[p.seat].human or self.connected(p.seat)):
+                or not self.seats[p.seat].human or self.connected(p.seat)
+                or p.seat in self.returning):
             return False
         return state.hand.in_hand((p.seat + 2) % 4)
 
@@ -1881,6 +1903,7 @@ class TableActor:
         self.empty_timers.clear()
         self.empty_deadlines.clear()
         self.absent.clear()
+        self.returning.clear()
         forfeit_seat, forfeit_trigger, evidence = (
             self._forfeit if self._forfeit is not None else (None, None, []))
         self._forfeit = None
