@@ -559,6 +559,38 @@ async def _four_at_a_raise(live: Live) -> tuple[list[Player], str, list[SeatClie
     return people, tid, clients, (mover.seat + 1) % 4, (mover.seat + 3) % 4
 
 
+async def test_acting_after_back_says_the_count_is_cleared(live: Live,
+                                                          vclock: VirtualClock) -> None:
+    # a review: after `back` (absence over, the count standing at 2), her own move cleared the
+    # count silently: the table kept showing 2 automatic actions in a row until a snapshot
+    ana, = await players(live.base, "ana")
+    try:
+        tid, seat = await watched_training_seat(ana, "paulista")
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat, react=True)
+        await run_clock(vclock, seat, 30.0,
+                        lambda: sum(m["type"] == "absent" for m in seat.received) == 2)
+        while not seat.view or not seat.view["legal"]:
+            await vclock.advance(0.25)
+            await drain(seat)
+        await seat.send({"type": "back", "id": "b"})
+        await seat.until("ack", react=False)
+        actor = live.house.tables[tid]
+        assert 0 not in actor.absent and actor.automatic_streak(0) == 2
+        mark = len(seat.received)
+        seat.autoplay = True
+        await seat.react({"type": "update"})
+        seat.autoplay = False
+        await seat.until("ack", react=False)
+        await drain(seat)
+        assert actor.automatic_streak(0) == 0
+        said = [(m["seat"], m["absent"], m["automatic"]) for m in seat.received[mark:]
+                if m["type"] == "absent"]
+        assert said == [(0, False, 0)]
+    finally:
+        await ana.close()
+
+
 async def _automatic_rows(live: Live, tid: str) -> list[Any]:
     return list(await live.app[POOL].fetch(
         "SELECT hand, idx, action FROM live_actions WHERE table_id = $1 AND automatic", tid))

@@ -287,6 +287,59 @@ async def test_in_first_answer_mode_a_bot_leaves_the_answer_to_its_human_partner
         await bia.close()
 
 
+@pytest.mark.parametrize("human_seat", [0, 2], ids=["bot-partner-higher", "bot-partner-lower"])
+async def test_in_first_answer_mode_the_partner_who_lets_the_clock_run_out_is_absent(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        human_seat: int) -> None:
+    """A review: the bot that leaves the answer to its person kept a clock of its own, as long
+    as hers and at a lower seat, so it ran out first and declined for the team: she, who let
+    her clock run out, was never marked absent nor counted an automatic action. Her clock alone
+    covers the team's answer: at its end the automatic decline is hers, and she is absent."""
+    live = await start_live(make_app, aiohttp_client, vclock, bot_think=BOT_THINK)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        a, b = await seated_pair(ana, bia, mode="first", human_seat=human_seat)
+        [actor] = live.house.tables.values()
+        asked: float | None = None
+        for _ in range(400):
+            due = vclock.next_deadline
+            await vclock.advance(0.5 if due is None else min(0.5, max(0.0, due - vclock.now())))
+            for client in (a, b):
+                await drain(client)
+            view = a.view
+            if asked is None and view and view["legal"] and view["hand"]["request"]:
+                asked = vclock.now()
+                break
+            for client in (a, b):
+                view = client.view
+                if not view or not view["legal"] or client.acted_at == client.last_seq:
+                    continue
+                raise_ = next((x for x in view["legal"] if x["do"] == "raise"), None)
+                if client is b and raise_ is not None and not view["hand"]["request"]:
+                    await act(b, raise_)
+                    continue
+                await play_policy(client)
+        assert asked is not None, "ana's team was never asked"
+        assert a.seat is not None
+        partner = (a.seat + 2) % 4
+        assert ("answer", partner) not in actor.deadlines
+        assert ("answer", a.seat) in actor.deadlines
+        await vclock.advance(21.0)  # ana says nothing
+        await actor.call(_nothing)
+        await drain(a)
+        votes = [e for m in a.received if m["type"] == "update" for e in m["events"]
+                 if e["type"] == "vote_cast" and e["automatic"]]
+        assert [e["seat"] for e in votes] == [a.seat]
+        assert a.seat in actor.absent and actor.automatic_streak(a.seat) == 1
+    finally:
+        await ana.close()
+        await bia.close()
+
+
+async def _nothing() -> None:
+    return None
+
+
 async def test_in_first_answer_mode_a_bot_answers_when_its_human_partner_is_away(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     """The bot leaves a request to its human partner only while they are here: with their

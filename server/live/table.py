@@ -1517,7 +1517,10 @@ class TableActor:
         ), *(extra or [])]
         seat = action.seat
         streak = self.streaks.get(seat)
-        if clears_absence and (seat in self.absent or (streak and streak.count)):
+        # acting clears the seat's absence and its streak of automatic actions: said to all
+        # when either was set (after `back` the seat is no longer absent, its streak stands)
+        clears = clears_absence and (seat in self.absent or bool(streak and streak.count))
+        if clears:
             statements.append((
                 "INSERT INTO seat_events (table_id, match_number, seat, kind, at, detail)"
                 " VALUES ($1, $2, $3, $4, $5, '{}'::jsonb)",
@@ -1527,7 +1530,7 @@ class TableActor:
         self.state = new_state
         hand.actions.append(action)
         metrics.count_action(self.config.variant.value, action.kind.value)
-        back = clears_absence and seat in self.absent
+        back = clears
         if clears_absence:
             self.absent.discard(seat)
             self.streaks.pop(seat, None)
@@ -1592,11 +1595,16 @@ class TableActor:
         bots: dict[DeadlineKey, tuple[int, DeadlineKey]] = {}
         waiting = pending(self.state)
         for p in waiting:
+            bot = self.seats[p.seat].bot
+            if bot and self._leaves_it_to_partner(p, waiting):
+                # no clock of its own: the partner's covers the team's answer (one of the bot's
+                # would run out first, or with it, and answer for the team: the partner, who
+                # let their clock run out, would never be marked absent)
+                continue
             key: DeadlineKey = (("vote", p.seat % 2) if p.team_vote else (p.kind.value, p.seat))
             wanted.setdefault(key, (p.seat, p.kind, p.team_vote))
             covered.setdefault(key, []).append(p.seat)
-            if ((self.seats[p.seat].bot and not self._leaves_it_to_partner(p, waiting))
-                    or self._declines_for(p)):
+            if bot or self._declines_for(p):
                 bots[(p.kind.value, p.seat)] = (p.seat, key)
         for key in list(self.deadlines):
             if key not in wanted:
