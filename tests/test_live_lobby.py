@@ -533,6 +533,38 @@ async def test_one_player_cannot_start_tables_without_end(live: Live) -> None:
         await _close(ana, bia)
 
 
+async def test_a_start_or_rematch_checks_every_player_against_the_limit(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a review: the limit of matches in play was checked for the player asking only; a start
+    # by bia (or the rematch she completed) put ana in one more than it allows
+    live = await start_live(make_app, aiohttp_client, vclock, max_playing_tables=2)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        for _ in range(2):
+            table = await create_table(ana, "mineiro", 2, "training")
+            status, _ = await ana.post(f"/api/tables/{table['id']}/start")
+            assert status == 200
+        theirs = await create_table(bia, "mineiro", 2, "private")
+        status, _ = await ana.post(f"/api/tables/{theirs['id']}/join",
+                                   {"invite": theirs["invite"]})
+        assert status == 200
+        status, body = await bia.post(f"/api/tables/{theirs['id']}/start")
+        assert (status, body["error"]) == (409, "too_many_matches")
+        assert body["message"].startswith("ana already plays at 2 tables")
+        assert live.house.tables[theirs["id"]].status is TableStatus.OPEN  # nothing changed
+        # she leaves one of hers: the start is taken
+        ana_id = live.house.tables[theirs["id"]].seats[1].user_id
+        assert ana_id is not None
+        first = live.house.tables_of(ana_id)[0]
+        status, _ = await ana.post(f"/api/tables/{first.id}/leave")
+        assert status == 200
+        status, _ = await bia.post(f"/api/tables/{theirs['id']}/start")
+        assert status == 200
+        assert sum(t.status is TableStatus.PLAYING for t in live.house.tables_of(ana_id)) == 2
+    finally:
+        await _close(ana, bia)
+
+
 async def test_my_tables_follow_every_seat_change_and_a_restart(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     # "my tables" and the per-user limits read the house's index of who sits where (they

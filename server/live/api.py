@@ -130,7 +130,7 @@ def _seated_at(house: House, user_id: int, status: TableStatus) -> int:
 def _check_playing(house: House, user_id: int) -> None:
     """One account may play at so many tables at once (`max_playing_tables`), matches being
     started counted."""
-    playing = _seated_at(house, user_id, TableStatus.PLAYING) + house.starting.get(user_id, 0)
+    playing = house.playing_count(user_id)
     if playing >= house.settings.max_playing_tables:
         raise LiveError("too_many_matches",
                         f"You already play at {playing} tables: finish or leave one of them"
@@ -311,10 +311,10 @@ async def pick_seat(request: web.Request) -> web.StreamResponse:
 async def start_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     actor = _lobby_actor(request)
-    house = house_of(request)
-    _check_playing(house, user.id)
-    with _counted(house.starting, user.id):
-        await actor.call(lambda: actor.start_match(user.id))
+    # every player of the match is checked against the limit by the table, as it starts it
+    # (`TableActor._new_match`): here the asker, at once
+    _check_playing(house_of(request), user.id)
+    await actor.call(lambda: actor.start_match(user.id))
     return await _table_reply(actor, user.id)
 
 
@@ -322,10 +322,8 @@ async def start_table(request: web.Request) -> web.StreamResponse:
 async def rematch(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     actor = _actor(request)
-    house = house_of(request)
-    _check_playing(house, user.id)
-    with _counted(house.starting, user.id):
-        await actor.call(lambda: actor.rematch(user.id))
+    _check_playing(house_of(request), user.id)
+    await actor.call(lambda: actor.rematch(user.id))
     return await _table_reply(actor, user.id)
 
 

@@ -430,6 +430,11 @@ class House:
         for user_id in now - was:
             self._seated.setdefault(user_id, {})[actor.id] = actor
 
+    def playing_count(self, user_id: int) -> int:
+        """The matches `user_id` plays now, with those being started for them."""
+        return (sum(1 for actor in self.tables_of(user_id) if actor.status is TableStatus.PLAYING)
+                + self.starting.get(user_id, 0))
+
     def tables_of(self, user_id: int) -> list[TableActor]:
         """The served tables `user_id` sits at, in the order they came to be served."""
         return sorted(self._seated.get(user_id, {}).values(), key=lambda actor: actor.served)

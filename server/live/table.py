@@ -983,6 +983,35 @@ class TableActor:
     async def _new_match(self, seats: list[Seat]) -> None:
         """Seat `seats` (nobody asking for a rematch any more) and deal the first hand."""
         seats = [Seat(s.user_id, s.name, s.bot, rematch=False) for s in seats]
+        players = [s.user_id for s in seats if s.user_id is not None]
+        if not self.kind.competitive:  # the matchmaker seats ranked and arena players
+            self._check_playing(players)
+        starting = self.house.starting
+        for user_id in players:  # counted while this start waits for its write
+            starting[user_id] = starting.get(user_id, 0) + 1
+        try:
+            await self._start_match_written(seats)
+        finally:
+            for user_id in players:
+                left = starting.pop(user_id) - 1
+                if left:
+                    starting[user_id] = left
+
+    def _check_playing(self, players: Sequence[int]) -> None:
+        """One account plays at most `max_playing_tables` matches at once: a start (or the
+        rematch that completes) puts every player of the table in one more, so each is checked,
+        not the asker alone (OPERATIONS.md, Limits)."""
+        limit = self.house.settings.max_playing_tables
+        for user_id in players:
+            playing = self.house.playing_count(user_id)
+            if playing >= limit:
+                seat = self.seat_of(user_id)
+                name = self.seats[seat].name if seat is not None else None
+                raise LiveError("too_many_matches",
+                                f"{name or 'A player'} already plays at {playing} tables: the"
+                                " match starts once they finish or leave one of them.", 409)
+
+    async def _start_match_written(self, seats: list[Seat]) -> None:
         number = self.match_number + 1
         await self._write([
             *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
