@@ -1255,6 +1255,35 @@ async def wired(make_app: Callable[..., web.Application],
             await session.close()
 
 
+async def test_a_closed_arenas_table_in_play_still_holds_its_players(wired: House) -> None:
+    # a review ended an arena while its table played on (it no longer counts): the service
+    # forgot the table, and ana, still playing it, joined the ranked queue and was seated at a
+    # ranked table as well: two clocks, one of them a staked match
+    op = await wired.player("judge", operator=True)
+    ana, bia, caio = await wired.players("ana", "bia", "caio")
+    arena = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2,
+                                                  "minutes": 60}, status=201))["arena"]["id"]
+    for player in (ana, bia):
+        await player.json(f"/api/ranked/arenas/{arena}/join", {})
+    await wired.clock.advance(1)
+    [table] = list(wired.app[RANKED].arena_tables)
+    await op.json(f"/api/ranked/arenas/{arena}/end", {})
+    await wired.clock.advance(2)
+    assert await wired.pool.fetchval(
+        "SELECT status FROM live_tables WHERE id = $1", table) == "playing"
+    resp = await ana.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert resp.status == 409 and (await resp.json())["error"] == "at_table"
+    later = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2,
+                                                  "minutes": 60}, status=201))["arena"]["id"]
+    resp = await ana.post(f"/api/ranked/arenas/{later}/join", {})
+    assert resp.status == 409 and (await resp.json())["error"] == "at_table"
+    await caio.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await wired.clock.advance(1)
+    assert await wired.pool.fetchval(
+        "SELECT count(*) FROM live_seats s JOIN live_tables t ON t.id = s.table_id"
+        " WHERE s.user_id = $1 AND t.status = 'playing'", ana.id) == 1
+
+
 async def test_a_ranked_match_through_the_live_house_ends_by_abandonment(wired: House) -> None:
     ana, bia = await wired.players("ana", "bia")
     for player in (ana, bia):

@@ -618,28 +618,27 @@ class RankedService:
             raise RankedError("insufficient_chips", f"A ranked match takes {stake} chips.")
 
     async def _not_at_table(self, user: int) -> None:
-        """Not while seated at another table whose match is in play (private or training): a
-        ranked or arena table is formed at any moment, and a player with two clocks running
-        abandons one of them. (Ranked and arena tables are refused above, by their own codes.)"""
+        """Not while seated at another table whose match is in play: a ranked or arena table
+        is formed at any moment, and a player with two clocks running abandons one of them.
+        (Ranked and arena tables the service still follows are refused above, by their own
+        codes; this also holds for one it no longer does: an arena table still in play after
+        its arena closed.)"""
         table = await self.pool.fetchval(
             "SELECT t.id FROM live_seats s JOIN live_tables t ON t.id = s.table_id "
-            "WHERE s.user_id = $1 AND t.status = 'playing' AND t.kind <> ALL($2::text[]) "
-            "ORDER BY t.id LIMIT 1",
-            user, [k.value for k in TableKind if k.competitive])
+            "WHERE s.user_id = $1 AND t.status = 'playing' ORDER BY t.id LIMIT 1", user)
         if table is not None:
             raise RankedError("at_table", f"You are playing at table {table}: finish or leave "
                                           "that match before joining ranked play.")
 
     async def _at_tables(self, users: Sequence[int]) -> frozenset[int]:
         """Which of `users` sit at another table whose match is in play (`_not_at_table`): a
-        player queued or in an arena may sit down at a private or training table since."""
+        player queued or in an arena may sit down at a private or training table since, or
+        still play at the table of an arena that closed."""
         if not users:
             return frozenset()
         rows = await self.pool.fetch(
             "SELECT DISTINCT s.user_id FROM live_seats s JOIN live_tables t ON t.id = s.table_id "
-            "WHERE s.user_id = ANY($1::bigint[]) AND t.status = 'playing' "
-            "AND t.kind <> ALL($2::text[])",
-            list(users), [k.value for k in TableKind if k.competitive])
+            "WHERE s.user_id = ANY($1::bigint[]) AND t.status = 'playing'", list(users))
         return frozenset(row["user_id"] for row in rows)
 
     def _in_arena(self, user: int, *, other_than: str | None = None) -> bool:
