@@ -17,6 +17,7 @@ const API_ERRORS = {
   bad_mode: "Modo de decisão desconhecido.",
   bad_kind: "Esse tipo de mesa não pode ser criado aqui.",
   bad_seat: "Esse lugar não existe nesta mesa.",
+  private_table: "Esta mesa é privada: abra-a pelo link de convite que quem a criou enviou.",
   table_not_found: "Mesa não encontrada: foi fechada (todos saíram, ou ficou muito tempo sem ninguém) ou é privada e você não tem o convite.",
   wrong_invite: "Código de convite errado.",
   seat_taken: "Esse lugar já está ocupado.",

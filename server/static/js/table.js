@@ -83,6 +83,8 @@ const state = {
   // clock runs any more, and the reason stays said
   refused: false,
   signalsSent: new Map(), // id -> label of my partner signals waiting for their ack
+  entropyHex: new Map(), // hand -> the contribution this tab sent for it
+  acceptedEntropy: new Map(), // hand -> this tab's contribution the server acknowledged
   errorMarks: new Map(), // id of my move or `back` -> errorMark() when it was sent
   names: new Map(), // seat -> the last player seen there: who left is still named in the result
   standingFor: null, // the match whose rating and chips change this page asked /api/me/standing for
@@ -142,6 +144,9 @@ function connect() {
     if (state.socket !== socket) return;
     state.connected = false;
     state.inFlight = null;
+    // what this socket carried unanswered is lost with it: it may be sent again
+    state.backSent = null;
+    state.signalsSent.clear();
     if (!state.opened) {
       // refused before it opened (never welcomed, or a reconnect after a logout, a lost seat, a
       // table no longer served): ask the lobby why, and stop retrying on a plain refusal
@@ -249,6 +254,7 @@ function handle(message) {
       state.automatic = message.automatic ?? [];
       state.offsetMs = message.server_time_ms - Date.now();
       state.inFlight = null;
+      state.backSent = null; // the snapshot says whether my seat is absent now
       // the signals my partner sent me in this hand: also those sent while I was away
       partnerSignals(message.partner_signals ?? []);
       // opened after the hand's `commitment` event: its check (a new chain's signed anchor
@@ -267,6 +273,9 @@ function handle(message) {
       else maybeSendEntropy();
       break;
     case "table":
+      // replayed after a reconnect: older than the welcome's table, which said what changed
+      // meanwhile (comparing it with this one would log seats changing back and forth)
+      if (state.catchingUp && state.catchUpTo !== null && message.seq <= state.catchUpTo) break;
       seatsChanged(state.table, message.table);
       // a broadcast: the same for everyone, so its `you` is not mine (the welcome said my seat)
       state.table = { ...message.table, you: state.seat, invite: message.table.invite ?? state.table?.invite ?? null };
@@ -296,7 +305,14 @@ function handle(message) {
     case "update": {
       if (state.handInfo && state.handInfo.hand === message.hand && state.handInfo.phase === "entropy") {
         state.handInfo.phase = "playing";
-        maybeSendEntropy(); // dealt: notes a contribution of mine that did not make it
+        // dealt without mine: a contribution of mine for it did not make it in time. Noted here
+        // too while catching up, which decides nothing else: its replay may go on to the next
+        // hand, and this one would stay "sent"
+        if (seated() && !(state.handInfo.entropy_from ?? []).includes(state.seat)
+            && myContribution(tableId, message.hand) && contributionState(tableId, message.hand) !== "received") {
+          setContributionState(tableId, message.hand, "late");
+        }
+        maybeSendEntropy();
       }
       // the view before this update: the request a vote in it answered
       const before = state.view;
@@ -359,6 +375,7 @@ function handle(message) {
       if (entropyHand(message.id) !== null) {
         const hand = entropyHand(message.id);
         state.entropySent.delete(hand);
+        keepAccepted(hand);
         setContributionState(tableId, hand, "received");
       }
       if (state.signalsSent.has(message.id)) {
@@ -569,8 +586,33 @@ function maybeSendEntropy() {
     rememberContribution(tableId, hand, hex);
   }
   setContributionState(tableId, hand, "sent");
-  if (send({ type: "entropy", id: `e${hand}`, hand, hex })) state.entropySent.add(hand);
+  if (send({ type: "entropy", id: `e${hand}`, hand, hex })) {
+    state.entropySent.add(hand);
+    state.entropyHex.set(hand, hex);
+  }
 }
+
+/**
+ * Two tabs of this table may each make a contribution for a hand (each read none stored, at
+ * the same moment) and send it: the server takes one and refuses the other (`entropy_duplicate`),
+ * which may be the one stored last, and the page's check of the record would then fail an
+ * honest hand. The tab whose contribution was acknowledged keeps it stored: at the ack, and
+ * again whenever another tab overwrites it (the `storage` event).
+ */
+function keepAccepted(hand) {
+  const hex = state.entropyHex.get(hand);
+  if (!hex) return;
+  state.acceptedEntropy.set(hand, hex);
+  if (myContribution(tableId, hand) !== hex) rememberContribution(tableId, hand, hex);
+}
+
+window.addEventListener("storage", (event) => {
+  const prefix = `barajamos:mine:${tableId}-`;
+  if (!event.key?.startsWith(prefix)) return;
+  const hand = Number(event.key.slice(prefix.length));
+  const accepted = state.acceptedEntropy.get(hand);
+  if (accepted && event.newValue !== accepted) rememberContribution(tableId, hand, accepted);
+});
 
 /** The server refused my entropy message for `hand`. */
 function entropyRefused(hand, message) {
@@ -1883,6 +1925,8 @@ function renderSignals() {
   $("signals").replaceChildren(...state.signals.map((s) => el("button", {
     type: "button", class: "secondary", dataset: { signal: s.code },
     onclick: () => {
+      // a double click sends it once: the same signal waiting for its ack is not sent again
+      if ([...state.signalsSent.values()].includes(s.label)) return;
       const id = `s${state.nextId++}`;
       // said sent once the server acks it (it reaches the partner only: nothing else shows it)
       if (send({ type: "signal", id, code: s.code })) state.signalsSent.set(id, s.label);
