@@ -256,7 +256,7 @@ async def test_the_lobby_refresh_keeps_the_focus_in_my_tables(
         "in_doubt", "unavailable", "shutting_down", "action_limit", "bad_action", "bad_message",
         "hello_first", "internal_error", "bad_form", "too_many_tables", "too_many_matches",
         "too_many_sockets", "too_many_connections", "bad_signal", "no_partner", "too_many_signals",
-        "bad_characters", *(reason.value for reason in Reason),
+        "bad_characters", "private_table", *(reason.value for reason in Reason),
     ]
     texts = await page.evaluate(
         """async (codes) => {
