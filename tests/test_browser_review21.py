@@ -63,6 +63,13 @@ def snapshot(table: dict[str, Any], seq: int, hand: dict[str, Any] | None,
                        "absent": [], "automatic": [0, 0], "partner_signals": []})
 
 
+def hand_info(hand: int, phase: str, entropy_from: list[int]) -> dict[str, Any]:
+    """A snapshot's `hand` (HandInfo) of hand `hand`, committed to bytes of its own number."""
+    return {"hand": hand, "phase": phase, "commitment": f"{hand:02x}" * 32, "chain_start": 1,
+            "anchor": None, "entropy_from": entropy_from,
+            "entropy_deadline_ms": now_ms() + 3000 if phase == "entropy" else None}
+
+
 def commitment(hand: int, seq: int) -> str:
     return json.dumps({"type": "commitment", "seq": seq, "hand": hand,
                        "commitment": f"{hand:02x}" * 32, "chain_start": 1, "anchor": None,
@@ -144,8 +151,7 @@ async def test_two_tabs_keep_the_contribution_the_server_took(
     playing = table_json(me)
 
     def hello() -> list[str]:
-        hand = {"hand": 1, "phase": "playing", "commitment": "ab" * 32, "chain_start": 1,
-                "anchor": None, "entropy_deadline_ms": None, "entropy_from": [0]}
+        hand = hand_info(1, "playing", [0])
         return [welcome(playing, 1), snapshot(playing, 1, hand, view(paulista_1x1(), 0))]
 
     taken: list[str] = []
@@ -194,9 +200,7 @@ async def test_entropy_lost_before_a_replay_past_its_hand_is_late(
     playing = table_json(me)
 
     def first() -> list[str]:
-        hand = {"hand": 1, "phase": "entropy", "commitment": "01" * 32, "chain_start": 1,
-                "anchor": None, "entropy_deadline_ms": now_ms() + 3000, "entropy_from": []}
-        return [welcome(playing, 1), snapshot(playing, 1, hand, None)]
+        return [welcome(playing, 1), snapshot(playing, 1, hand_info(1, "entropy", []), None)]
 
     def second() -> list[str]:
         return [

@@ -463,12 +463,17 @@ def _reanchored_chain(first_length: int) -> list[dict[str, Any]]:
     return entries
 
 
-def test_a_chain_re_anchored_before_it_ran_out_is_a_warning(capsys, tmp_path):
-    entries = _reanchored_chain(first_length=10_000)
+def _hand_6_anchor_check(entries: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The report of `_reanchored_chain`'s entries, and its check of the anchor of hand 6."""
     report = check_chain(entries, pinned=[KEY])
     assert report.ok, report.failures
     anchor = next(e for e in report.entries if e.label == "seed anchor of table mesa-r from hand 6")
-    check = anchor.check(CheckName.SEED_CHAIN)
+    return report, anchor.check(CheckName.SEED_CHAIN)
+
+
+def test_a_chain_re_anchored_before_it_ran_out_is_a_warning(capsys, tmp_path):
+    entries = _reanchored_chain(first_length=10_000)
+    report, check = _hand_6_anchor_check(entries)
     assert check.status is Status.WARN
     assert check.reason.startswith(
         "a new seed chain anchored at hand 6 while the previous one (from hand 1, 10000 seeds)"
@@ -495,10 +500,7 @@ def test_a_chain_re_anchored_after_a_short_one_is_a_warning(capsys, tmp_path):
     # a review anchored a new chain of one seed at every hand: each seed drawn just before its
     # hand, which the chain is there to prevent, and every check passed without a warning
     entries = _reanchored_chain(first_length=5)
-    report = check_chain(entries, pinned=[KEY])
-    assert report.ok, report.failures
-    anchor = next(e for e in report.entries if e.label == "seed anchor of table mesa-r from hand 6")
-    check = anchor.check(CheckName.SEED_CHAIN)
+    _, check = _hand_6_anchor_check(entries)
     assert check.status is Status.WARN
     assert check.reason.startswith(
         "a new seed chain anchored at hand 6 after the previous one (from hand 1) ran out at"
