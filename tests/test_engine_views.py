@@ -180,6 +180,14 @@ def test_next_raise_names_the_step_a_raise_asks_for() -> None:
         {"name": "truco", "value": 4}, {"name": "seis", "value": 6},
         {"name": "dez", "value": 10}, {"name": "doze", "value": 12}, None,
     ]
+    # a truco answered with envido first: once the envido is settled, a raise asks for the step
+    # above that truco (it said truco, which was already asked)
+    state = new_match(MatchConfig(Variant.ARGENTINO, 2), first_dealer=1)
+    state, _ = start_hand(state, Deal(1, (cards("7S", "6S", "KD"), cards("5H", "4H", "3C")),
+                                      None))
+    state, _ = apply(state, Action(0, ActionKind.RAISE))
+    state, _ = apply(state, Action(1, ActionKind.ENVIDO))
+    assert view(state, 1)["hand"]["next_raise"] == {"name": "retruco", "value": 3}
     # no raise at all in mão de onze or mão de ferro (it said truco, worth 3)
     for score in ((11, 4), (11, 11)):
         special = begin("paulista", [["3C", "2C", "4D"], ["4H", "5H", "6H"]], vira="7C",

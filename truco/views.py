@@ -213,11 +213,12 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
 
 def _next_raise(rules: VariantRules, hand: HandState) -> dict[str, Any] | None:
     """The ladder step a `raise` would ask for now (name and value), or None at the top and in
-    a hand that has no raises (mão de onze / dez, mão de ferro)."""
+    a hand that has no raises (mão de onze / dez, mão de ferro). Over a truco still waiting for
+    its answer (also behind an envido answered first), it is the step above that truco."""
     if hand.setup.kind is not _NORMAL:
         return None
     bet = hand.bet
-    asked = bet.truco.level if bet.truco and hand.request is _TRUCO else bet.level
+    asked = bet.truco.level if bet.truco else bet.level
     step = asked + 1
     if step > rules.top_level:
         return None
