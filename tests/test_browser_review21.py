@@ -295,3 +295,81 @@ async def test_a_double_clicked_signal_is_sent_once(
     await page.get_by_role("button", name="Tenho três").dblclick()
     await page.wait_for_timeout(500)
     assert table.sent_signals == ["tres"]
+
+
+# --- 7. the browser's own verifier agrees with the CLI -------------------------------------------
+
+
+async def _fairness(page: Any, script: str, *args: Any) -> Any:
+    """Run `script` (the body of an async function of `f`, fairness.js, and `c`, common.js, and
+    `args`) in the page."""
+    return await page.evaluate(
+        "async (args) => { const f = await import('/static/js/fairness.js');"
+        f" const c = await import('/static/js/common.js'); {script} }}", list(args))
+
+
+async def test_the_browsers_seed_chain_check_agrees_with_the_cli(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a review compared the page's verdicts with barajamos-verify's on the same inputs
+    from tests.test_verifier_player_review import KEY_HEX, _reanchored_chain
+    from verifier.check import CheckName, Status, check_chain
+
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verificador"))
+    check = "return await f.seedChainCheck(args[0], args[1], [args[2]]);"
+    # (1) a new chain right after a short one: the CLI warns; the page said "Verificado"
+    entries = _reanchored_chain(first_length=5)
+    record = entries[-1]
+    verdict = await _fairness(page, check, record, entries, KEY_HEX)
+    assert verdict["status"] == "warn"
+    assert "logo depois de uma de só 5 sementes" in verdict["detail"]
+    report = check_chain(entries, pinned=[bytes.fromhex(KEY_HEX)])
+    assert any(c.status is Status.WARN for e in report.entries for c in e.checks
+               if c.name is CheckName.SEED_CHAIN)
+    # (3) a bad copy of the record's anchor beside the good one: the page failed a valid record
+    long_entries = _reanchored_chain(first_length=10)
+    forged = {**long_entries[-2], "signature": "00" * 64}
+    verdict = await _fairness(page, check, long_entries[-1], [forged, *long_entries], KEY_HEX)
+    assert verdict["status"] != "fail", verdict
+    # (2) a seed anchor that is not a valid statement: the CLI warns (not checked); the page
+    # passed
+    odd = {**long_entries[0], "extra": 1}
+    verdict = await _fairness(page, check, long_entries[-1], [odd, *long_entries], KEY_HEX)
+    assert verdict["status"] == "warn" and "não é uma declaração válida" in verdict["detail"]
+
+
+async def test_the_browsers_record_check_quotes_briefly_and_reads_mine_in_any_case(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    from verifier.samples import sample_table
+
+    sample = sample_table(table_id="mesa-js", config=view_config(), hands=3, seed=2,
+                          absent_rate=0.0)
+    record = sample.records[0]
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verificador"))
+    # (6) a 200,000-character field name was quoted whole in the verdict
+    hostile = json.dumps({**record, "x" * 200_000: 1})
+    error = await _fairness(page, "return (await f.verifyHandRecord(args[0])).error;", hostile)
+    assert "desconhecido" in error and len(error) <= 301
+    # (8) my contribution typed in uppercase hex was "not in the record"
+    mine = record["contributions"][0].upper()
+    status = await _fairness(
+        page, "return (await f.verifyHandRecord(args[0], {mine: args[1]}))"
+        ".checks.find((c) => c.name === 'mine').status;", record, mine)
+    assert status == "pass"
+    # (4) a contribution that arrived late, with no seat kept by this browser (I left before the
+    # record came out): a warning when the record has a seat without one, as with the seat
+    late = {**record, "contributions": [None, *record["contributions"][1:]]}
+    explained = await _fairness(
+        page, "const r = await f.verifyHandRecord(args[0], {mine: args[1]});"
+        " return c.explainLateContribution(r, 'late', null).find((x) => x.name === 'mine');",
+        late, "ab" * 32)
+    assert explained["status"] == "warn" and "não chegou a tempo" in explained["detail"]
+
+
+def view_config() -> Any:
+    from truco import MatchConfig, TeamMode, Variant
+
+    return MatchConfig(Variant.PAULISTA, 2, TeamMode.VOTE)

@@ -250,10 +250,15 @@ export function seenCommitment(table, hand) {
  * a contribution the server confirmed, or another one in my seat, still fails `mine`.
  */
 export function explainLateContribution(result, state, seat) {
-  if (!result.readable || state !== "late" || !Number.isInteger(seat)) return result.checks;
-  if (result.record.contributions[seat] !== null) return result.checks;
+  if (!result.readable || state !== "late") return result.checks;
+  // my seat, when this browser kept it (the played-hands list): its place must be empty; when it
+  // did not (I left before the record came out), some seat's must be
+  const empty = result.record.contributions.flatMap((c, i) => (c === null ? [i] : []));
+  if (Number.isInteger(seat) ? !empty.includes(seat) : empty.length === 0) return result.checks;
+  const where = Number.isInteger(seat) ? `o lugar ${seat + 1} aparece sem contribuição`
+    : `o registro tem ${empty.length === 1 ? "um lugar" : "lugares"} sem contribuição`;
   return result.checks.map((c) => (c.name === "mine" && c.status === "fail"
-    ? { name: "mine", status: "warn", detail: `a sua entropia não chegou a tempo: a mão foi distribuída sem ela (o lugar ${seat + 1} aparece sem contribuição)` }
+    ? { name: "mine", status: "warn", detail: `a sua entropia não chegou a tempo: a mão foi distribuída sem ela (${where})` }
     : c));
 }
 

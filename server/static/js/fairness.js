@@ -26,7 +26,18 @@ const HAND_FIELDS = [
 const encoder = new TextEncoder();
 
 /** A record or input that cannot be read at all (the CLI's exit status 2). */
-export class UnreadableError extends Error {}
+/** A value quoted in a verdict: its first characters only, as the CLI quotes (FAIRNESS.md 9). */
+export function clip(text, limit = 40) {
+  const value = String(text);
+  return value.length <= limit ? value : `${value.slice(0, limit)}…`;
+}
+
+/** Why a record cannot be read: at most 300 characters, as the CLI's messages. */
+export class UnreadableError extends Error {
+  constructor(message) {
+    super(clip(message, 300));
+  }
+}
 
 // --- bytes ----------------------------------------------------------------------------------
 
@@ -287,7 +298,7 @@ export function parseStrict(text) {
       ws();
       if (text[at] !== '"') fail("esperava uma chave");
       const key = string();
-      if (seen.has(key)) fail(`chave duplicada ${JSON.stringify(key)}`);
+      if (seen.has(key)) fail(`chave duplicada ${clip(JSON.stringify(key))}`);
       seen.add(key);
       ws();
       if (text[at] !== ":") fail("esperava ':'");
@@ -419,7 +430,7 @@ function actionProblem(a) {
   const has = (k) => Object.hasOwn(a, k);
   if (!has("seat") || !Number.isInteger(a.seat) || a.seat < 0) return "esperava o lugar (seat) da ação, um inteiro de 0 em diante";
   if (!has("do") || !VERBS.includes(a.do)) {
-    return `verbo (do) desconhecido: ${has("do") ? JSON.stringify(a.do) : "nenhum"} (esperava ${VERBS.join(", ")})`;
+    return `verbo (do) desconhecido: ${has("do") ? clip(JSON.stringify(a.do)) : "nenhum"} (esperava ${VERBS.join(", ")})`;
   }
   if (has("card") && !isCard(a.card)) return "card: esperava uma carta, como \"7H\"";
   if (has("covered") && a.covered !== true) {
@@ -451,7 +462,7 @@ export function checkStructure(record) {
   const missing = HAND_FIELDS.filter((k) => !keys.includes(k));
   need(missing.length === 0, "$", `campo(s) faltando: ${missing.join(", ")}`);
   const unknown = keys.filter((k) => !HAND_FIELDS.includes(k));
-  need(unknown.length === 0, "$", `campo(s) desconhecido(s): ${unknown.join(", ")}`);
+  need(unknown.length === 0, "$", `campo(s) desconhecido(s): ${unknown.slice(0, 5).map((k) => clip(k)).join(", ")}`);
   const r = record;
   // FAIRNESS.md 6: a lone surrogate has no UTF-8 bytes, so no canonical form: unreadable, as the CLI says
   need(typeof r.table !== "string" || r.table.isWellFormed(), "$.table",
@@ -694,6 +705,8 @@ export function commitmentSeenCheck(record, seen) {
 
 const ANCHOR_FIELDS = ["kind", "version", "table", "chain_start", "length", "anchor", "key_id", "public_key", "signature"];
 const MAX_CHAIN_LENGTH = 2 ** 20;
+// the seeds the house anchors in a chain (FAIRNESS.md 3.1): a new chain after a shorter one warns
+const HOUSE_CHAIN_LENGTH = 1024;
 
 /** What is wrong with a `seed_anchor` statement's form (null when nothing): its signature aside. */
 async function anchorProblem(s) {
@@ -747,14 +760,18 @@ export async function seedChainCheck(record, entries, pinnedKeys, { typed = null
   const trusted = []; // {statement, checked}: signed by a pinned key (or, none pinned, by its own)
   const foreign = []; // validly signed, by a key that is not pinned
   const refused = []; // {chain_start, reason}: unreadable, or a signature that does not verify
-  for (const s of Array.isArray(entries) ? entries : []) {
-    if (s === null || typeof s !== "object" || Array.isArray(s) || s.kind !== "seed_anchor" || s.table !== record.table) continue;
+  const list = Array.isArray(entries) ? entries : [];
+  for (const [position, s] of list.entries()) {
+    if (s === null || typeof s !== "object" || Array.isArray(s) || s.kind !== "seed_anchor") continue;
+    // as the CLI: a seed anchor the chain holds that is not a valid statement (of any table)
+    // leaves this check not made, a warning, whatever the others say
     const problem = await anchorProblem(s);
-    const name = `a âncora da cadeia a partir da mão ${s.chain_start}`;
     if (problem !== null) {
-      refused.push({ chain_start: s.chain_start, reason: `${name} é ilegível (${problem})` });
-      continue;
+      return { name: "seed-chain", status: "warn",
+        detail: `a entrada ${position} da cadeia da mesa não é uma declaração válida (${clip(problem)}): a semente não foi conferida com a cadeia` };
     }
+    if (s.table !== record.table) continue;
+    const name = `a âncora da cadeia a partir da mão ${s.chain_start}`;
     const verdict = await verifySignature(s);
     if (verdict === false) {
       refused.push({ chain_start: s.chain_start, reason: `${name} tem uma assinatura que não confere` });
@@ -764,9 +781,11 @@ export async function seedChainCheck(record, entries, pinnedKeys, { typed = null
       trusted.push({ statement: s, checked: verdict === true });
     }
   }
-  const bad = refused.find((r) => r.chain_start === start);
-  if (bad) return { name: "seed-chain", status: "fail", detail: `${bad.reason}: ela não prova nada sobre a semente desta mão` };
   const same = trusted.filter((t) => t.statement.chain_start === start);
+  // an anchor of this chain that does not count fails the record only when none counts (a bad
+  // copy beside the good one says nothing against the seed)
+  const bad = refused.find((r) => r.chain_start === start);
+  if (bad && same.length === 0) return { name: "seed-chain", status: "fail", detail: `${bad.reason}: ela não prova nada sobre a semente desta mão` };
   const index = record.hand - start + 1;
   const times = `${index} ${index === 1 ? "vez" : "vezes"}`;
   /** Whether the seed hashed `index` times is that anchor (false past its length: no hashing). */
@@ -810,10 +829,18 @@ export async function seedChainCheck(record, entries, pinnedKeys, { typed = null
     return { name: "seed-chain", status: "warn",
       detail: `${passed}; mas sem a chave da casa não se sabe quem assinou a âncora (${anchor.statement.key_id})` };
   }
-  // FAIRNESS.md 3.5: a new chain while the previous one still covered its first hand
+  // FAIRNESS.md 3.5: a new chain while the previous one still covered its first hand, or right
+  // after a previous one shorter than the house's (each new chain's seeds were drawn later)
   const earlier = trusted.map((t) => t.statement).filter((a) => a.chain_start < start);
   const begin = Math.max(...earlier.map((a) => a.chain_start));
-  const covering = earlier.find((a) => a.chain_start === begin && begin + a.length - 1 >= start);
+  const previous = earlier.filter((a) => a.chain_start === begin)
+    .reduce((longest, a) => (longest === null || a.length > longest.length ? a : longest), null);
+  if (previous && begin + previous.length === start && previous.length < HOUSE_CHAIN_LENGTH) {
+    const seeds = `${previous.length} ${previous.length === 1 ? "semente" : "sementes"}`;
+    return { name: "seed-chain", status: "warn",
+      detail: `${passed}; mas essa cadeia foi ancorada na mão ${start} logo depois de uma de só ${seeds} (a partir da mão ${begin}): a casa ancora ${HOUSE_CHAIN_LENGTH} sementes por cadeia, e as sementes de cada cadeia nova foram escolhidas depois` };
+  }
+  const covering = previous && begin + previous.length - 1 >= start ? previous : null;
   if (covering) {
     return { name: "seed-chain", status: "warn",
       detail: `${passed}; mas essa cadeia foi ancorada na mão ${start} enquanto a anterior (da mão ${begin}, ${covering.length} sementes) ainda cobria essa mão: de fora, uma cadeia perdida pela casa e uma escolha parecem iguais` };
@@ -936,7 +963,7 @@ export async function verifyHandRecord(input, {
 
   // 9. mine
   if (mine !== null) {
-    const seat = record.contributions.indexOf(mine);
+    const seat = record.contributions.indexOf(mine.toLowerCase()); // hex typed in either case
     add("mine", seat !== -1, `a minha contribuição está no registro, no lugar ${seat + 1}`,
       "a minha contribuição não está no registro");
   }

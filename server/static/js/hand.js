@@ -316,8 +316,9 @@ async function loadHand() {
   const mine = myContribution(tableId, handNumber);
   if (mine) $("mine-hex").value = mine;
   const played = playedHands().find((h) => h.table === tableId && String(h.hand) === String(handNumber));
-  const late = contributionState(tableId, handNumber) === "late" && Number.isInteger(played?.seat)
-    ? { seat: played.seat } : null;
+  // my seat, when this browser kept the hand in its list (not when I left before its record)
+  const late = contributionState(tableId, handNumber) === "late"
+    ? { seat: Number.isInteger(played?.seat) ? played.seat : null } : null;
   // the record must be the hand of this page's address, not whatever hand the server sent
   const expected = { table: tableId, hand: Number(handNumber) };
   await check(text, { pinned: houseKeys?.keys ?? null, mine, recordUrl: url, expected, late });
@@ -340,7 +341,7 @@ $("paste-form").addEventListener("submit", async (event) => {
     setVerdict("unreadable", "A chave pública são 64 dígitos hexadecimais minúsculos.");
     return;
   }
-  const mine = $("mine-hex").value.trim() || null;
+  const mine = $("mine-hex").value.trim().toLowerCase() || null;
   // a key typed here is pinned alone; else the house's keys
   await check(text, { pinned: key ? [key] : houseKeys?.keys ?? null, mine, recordUrl: null, typedKey: Boolean(key) });
 });
