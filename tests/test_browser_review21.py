@@ -373,3 +373,41 @@ def view_config() -> Any:
     from truco import MatchConfig, TeamMode, Variant
 
     return MatchConfig(Variant.PAULISTA, 2, TeamMode.VOTE)
+
+
+async def test_the_hand_page_reads_a_record_as_the_cli_does(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a review: a record with a byte-order mark, with bytes that are not UTF-8, or over 1 MiB
+    # was verified in the browser (its text() drops a BOM and replaces bad bytes); the CLI
+    # refuses all three as unreadable (FAIRNESS.md 6 and 9)
+    import re
+
+    from playwright.async_api import Route
+
+    from tests.test_browser_hand_source import RECORDS, TABLE, pin_the_test_key
+
+    good = json.dumps(RECORDS[0]).encode()
+    bodies = {"bom": b"\xef\xbb\xbf" + good, "bytes": good[:-1] + b' "\xff"}',
+              "big": good + b" " * (1 << 20)}
+    page = await new_page(browser, live_server)
+    await pin_the_test_key(page)
+    def serving(body: bytes) -> Callable[[Route], Any]:
+        async def fulfil(route: Route) -> None:
+            await route.fulfill(status=200, content_type="application/json", body=body)
+
+        return fulfil
+
+    for name, body in bodies.items():
+        await page.route(re.compile(rf"/hands/{TABLE}-1$"), serving(body))
+        await page.goto(live_server.url(f"/h/{TABLE}/1"))
+        verdict = page.locator("#verdict")
+        await expect(verdict).to_have_attribute("data-state", "unreadable")
+        said = {"bom": "marca de ordem de bytes", "bytes": "não é texto UTF-8 válido",
+                "big": "limite de 1 MiB"}[name]
+        await expect(verdict).to_contain_text(said)
+        await page.unroute(re.compile(rf"/hands/{TABLE}-1$"))
+    # the plain record reads and verifies
+    await page.route(re.compile(rf"/hands/{TABLE}-1$"), serving(good))
+    await page.goto(live_server.url(f"/h/{TABLE}/1"))
+    await expect(page.locator("#verdict")).not_to_have_attribute("data-state", "unreadable")

@@ -226,6 +226,24 @@ function failureHeadline(failed, typed) {
   return `FALHOU: ${names}. ${meanings.join(" ")}`;
 }
 
+// FAIRNESS.md 6 and 9: a record is at most 1 MiB of UTF-8 without a byte-order mark; anything
+// else is unreadable, as the CLI says (the browser's text() drops a BOM and replaces bad bytes)
+const RECORD_LIMIT = 1 << 20;
+
+/** {text} of a record's bytes, or {error}: why they are not a record. */
+async function recordText(blob) {
+  const bytes = new Uint8Array(await blob.arrayBuffer());
+  if (bytes.length > RECORD_LIMIT) return { error: "maior que o limite de 1 MiB de um registro" };
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    return { error: "começa com uma marca de ordem de bytes (BOM): salve-o como UTF-8 simples, sem ela" };
+  }
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return { error: "não é texto UTF-8 válido" };
+  }
+}
+
 async function check(text, { pinned, mine, recordUrl, expected = null, late = null, typedKey = false }) {
   setVerdict("pending", "Conferindo…");
   // a key typed in the form is the person's own pin, compared with the house's published keys
@@ -312,7 +330,11 @@ async function loadHand() {
     setVerdict("unreadable", response.status === 404 ? "Mão não encontrada, ou ainda em jogo (o registro só sai no fim da mão)." : `O servidor respondeu ${response.status}.`);
     return;
   }
-  const text = await response.text();
+  const { text, error } = await recordText(response);
+  if (error) {
+    setVerdict("unreadable", `Registro ilegível: ${error}.`);
+    return;
+  }
   const mine = myContribution(tableId, handNumber);
   if (mine) $("mine-hex").value = mine;
   const played = playedHands().find((h) => h.table === tableId && String(h.hand) === String(handNumber));
@@ -326,7 +348,14 @@ async function loadHand() {
 
 $("record-file").addEventListener("change", async () => {
   const file = $("record-file").files[0];
-  if (file) $("record-text").value = await file.text();
+  if (!file) return;
+  const { text, error } = await recordText(file);
+  if (error) {
+    $("record-text").value = "";
+    setVerdict("unreadable", `O arquivo não é um registro legível: ${error}.`);
+    return;
+  }
+  $("record-text").value = text;
 });
 
 $("paste-form").addEventListener("submit", async (event) => {
