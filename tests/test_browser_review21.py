@@ -411,3 +411,30 @@ async def test_the_hand_page_reads_a_record_as_the_cli_does(
     await page.route(re.compile(rf"/hands/{TABLE}-1$"), serving(good))
     await page.goto(live_server.url(f"/h/{TABLE}/1"))
     await expect(page.locator("#verdict")).not_to_have_attribute("data-state", "unreadable")
+
+
+async def test_the_browsers_signature_check_refuses_small_order_keys_as_pynacl_does(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a review: the identity key, with R the identity and S = 0, "signs" every message for
+    # WebCrypto; libsodium (the CLI's PyNaCl) refuses it, and so must the page
+    import nacl.exceptions
+    import nacl.signing
+    import pytest
+
+    identity = "01" + "00" * 31
+    forged = identity + "00" * 32
+    with pytest.raises((nacl.exceptions.BadSignatureError, ValueError)):
+        nacl.signing.VerifyKey(bytes.fromhex(identity)).verify(b"any", bytes.fromhex(forged))
+    # RFC 8032, test 1: a genuine key, signature and (empty) message
+    rfc_key = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+    rfc_sig = ("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33b"
+               "acc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verificador"))
+    verdicts = await _fairness(
+        page, "const h = f.hexToBytes; const m = new TextEncoder().encode('any');"
+        " return [await f.ed25519Verify(h(args[0]), h(args[1]), m),"
+        " await f.ed25519Verify(h(args[2]), h(args[3]), new Uint8Array(0))];",
+        identity, forged, rfc_key, rfc_sig)
+    assert verdicts == [False, True]

@@ -97,8 +97,36 @@ export async function hmacSha256(key, message) {
   return new Uint8Array(await crypto.subtle.sign("HMAC", k, message));
 }
 
+// The points of small order (libsodium's list, each compared without its sign bit): a public key
+// or a signature's R among them verifies messages nobody signed (the identity key, say, with R the
+// identity and S = 0, "signs" every message). WebCrypto accepts them; libsodium, which the CLI
+// uses through PyNaCl, refuses them: so does this verifier.
+const SMALL_ORDER = [
+  "0000000000000000000000000000000000000000000000000000000000000000",
+  "0100000000000000000000000000000000000000000000000000000000000000",
+  "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+  "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+  "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+  "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+  "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+].map(hexToBytes);
+
+function hasSmallOrder(point) {
+  return SMALL_ORDER.some((bad) => bad.every((byte, i) => byte === (i === 31 ? point[i] & 0x7f : point[i])));
+}
+
+/** libsodium's ge25519_is_canonical: y below the field's prime p = 2^255 - 19. */
+function isCanonicalPoint(point) {
+  const top = (point[31] & 0x7f) === 0x7f && point.slice(1, 31).every((b) => b === 0xff);
+  return !(top && point[0] >= 0xed);
+}
+
 /** True / false, or null when this browser has no Ed25519 in WebCrypto. */
 export async function ed25519Verify(publicKey, signature, message) {
+  if (publicKey.length !== 32 || signature.length !== 64 || hasSmallOrder(publicKey)
+      || !isCanonicalPoint(publicKey) || hasSmallOrder(signature.subarray(0, 32))) {
+    return false;
+  }
   let key;
   try {
     key = await crypto.subtle.importKey("raw", publicKey, { name: "Ed25519" }, false, ["verify"]);
