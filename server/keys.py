@@ -166,11 +166,33 @@ def main(argv: list[str]) -> int:
             return 2
         secrets_path = config.data_path / "secrets.json"
         tmp = secrets_path.with_suffix(".rotating")
-        tmp.unlink(missing_ok=True)  # a rotation that died before its database change
+        # a rotation cut short leaves its new key here: `_rotate` finishes it when the database
+        # took that key, and only else throws it away
         place = NewKeyPlace(tmp, json.dumps({**kept, "signing_key": new_seed.hex()},
                                             indent=2, sort_keys=True), replace=secrets_path)
     setup_logging(config.log_level)
     return asyncio.run(_rotate(prog, config, old_seed, place, new_seed))
+
+
+async def _finished_earlier(conn: asyncpg.Connection, place: NewKeyPlace) -> bool:
+    """A rotation cut short left its new key aside (`place.path`): when the database already
+    expects that key, put it in place (True); else it never reached the database, and goes."""
+    assert place.replace is not None
+    try:
+        text = place.path.read_text()
+    except FileNotFoundError:
+        return False
+    try:
+        seed = bytes.fromhex(json.loads(text)["signing_key"])
+        public = bytes(signing_key_from_seed(seed).verify_key).hex()
+    except (ValueError, KeyError, TypeError):
+        public = None
+    kept = await conn.fetchval("SELECT key_id FROM house_keys WHERE name = 'signing'")
+    if public is not None and kept == public:
+        os.replace(place.path, place.replace)
+        return True
+    place.path.unlink()  # written before a database change that never happened
+    return False
 
 
 async def _rotate(prog: str, config: Config, old_seed: bytes, place: NewKeyPlace,
@@ -187,19 +209,26 @@ async def _rotate(prog: str, config: Config, old_seed: bytes, place: NewKeyPlace
             conn = await serve_alone(dsn, tries=10)
             try:
                 await migrate(conn)
+                if place.replace is not None and await _finished_earlier(conn, place):
+                    print(f"an earlier rotation was cut short after the database took its new"
+                          f" key: that key is now in {place.replace}; the house can start")
+                    return 0
                 rotated = await rotate_signing_key(conn, old_seed, place, new_seed,
                                                    int(time.time()))
+                # in place at once, while the database is still up: a command stopped (or
+                # killed) between the two must not leave the database expecting a key that
+                # only a temporary file holds
+                try:
+                    place.commit()
+                except OSError as exc:
+                    print(f"{prog}: the database now expects the new key, but it could not be"
+                          f" put in {place.replace}: {exc}; it is in {place.path}: move it"
+                          " there before starting the house", file=sys.stderr)
+                    return 1
             finally:
                 await conn.close()
     except startup_errors() as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return 1
-    try:
-        place.commit()
-    except OSError as exc:
-        print(f"{prog}: the database now expects the new key, but it could not be put in"
-              f" {place.replace}: {exc}; it is in {place.path}: move it there before starting"
-              " the house", file=sys.stderr)
         return 1
     print(f"signing key rotated: {rotated.old_key_id} -> {rotated.new_key_id}")
     if place.replace is None:

