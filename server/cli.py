@@ -41,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module_name, func_name, _ = SUBCOMMANDS[name]
     func: Callable[[list[str]], int] = getattr(importlib.import_module(module_name), func_name)
-    return func(rest)
+    try:
+        return func(rest)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM to a command that holds the database
+        print(f"barajamos {name}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
