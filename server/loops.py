@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -55,19 +56,26 @@ class Collector:
     to what it left alive: a house that grows to N objects pauses about log2(N / floor) times on
     the way, and garbage never outgrows the live objects.
 
-    `count` (net new tracked objects), `collect` and `tracked` are injected for tests; each
-    `listeners` entry is called with a collection's seconds, unreachable and tracked objects.
+    What a collection leaves alive is measured in the interpreter's allocated memory blocks
+    (`sys.getallocatedblocks`, a few per live object), never by listing the objects: this runs in
+    a thread of its own, and `gc.get_objects()` there hands out references to objects another
+    thread is still building (a tuple being resized then fails, `SystemError: bad argument to
+    internal function`: seen once in a test run).
+
+    `count` (net new tracked objects), `collect` and `alive` are injected for tests; each
+    `listeners` entry is called with a collection's seconds, unreachable objects and alive
+    blocks.
     """
 
     def __init__(self, floor: int = COLLECT_FLOOR,
                  count: Callable[[], int] = lambda: gc.get_count()[0],
                  collect: Callable[[], int] = gc.collect,
-                 tracked: Callable[[], int] = lambda: len(gc.get_objects())) -> None:
+                 alive: Callable[[], int] = sys.getallocatedblocks) -> None:
         self.floor = floor
         self.budget = floor
         self.collections = 0
         self.listeners: list[Callable[[float, int, int], None]] = []
-        self._count, self._collect, self._tracked = count, collect, tracked
+        self._count, self._collect, self._alive = count, collect, alive
 
     def check(self) -> bool:
         """Collect if the budget is spent; whether it did."""
@@ -77,14 +85,14 @@ class Collector:
         started = time.perf_counter()
         unreachable = self._collect()
         seconds = time.perf_counter() - started
-        alive = self._tracked()
+        alive = self._alive()
         if 2 * unreachable >= grown:
             self.budget = max(self.floor, alive // 4)
         else:
             self.budget = max(self.floor, min(2 * self.budget, alive))
         self.collections += 1
         log.info("garbage collected", extra={"seconds": round(seconds, 4),
-                                             "unreachable": unreachable, "tracked": alive,
+                                             "unreachable": unreachable, "blocks": alive,
                                              "next_after": self.budget})
         for listener in self.listeners:
             listener(seconds, unreachable, alive)

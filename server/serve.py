@@ -65,7 +65,7 @@ async def _quiet_gc(app: web.Application) -> AsyncIterator[None]:
 def time_pauses(collector: Collector, metrics: Metrics) -> None:
     """Each of the collector's collections goes into `barajamos_gc_seconds`."""
     pauses = metrics.gc_seconds
-    collector.listeners.append(lambda seconds, _unreachable, _tracked: pauses.observe(seconds))
+    collector.listeners.append(lambda seconds, _unreachable, _blocks: pauses.observe(seconds))
 
 
 def build_app(config: Config) -> web.Application:

@@ -33,7 +33,7 @@ class _Heap:
 
 def _collector(heap: _Heap, floor: int) -> Collector:
     return Collector(floor, count=lambda: heap.new, collect=heap.collect,
-                     tracked=lambda: heap.alive)
+                     alive=lambda: heap.alive)
 
 
 def test_it_collects_only_once_the_budget_is_spent() -> None:
@@ -85,7 +85,7 @@ def test_each_collection_is_logged_and_told_to_listeners(
         assert collector.check()
     (record,) = [r for r in caplog.records if r.name == "barajamos.gc"]
     assert record.getMessage() == "garbage collected"
-    assert record.__dict__["unreachable"] == 7 and record.__dict__["tracked"] == 40_000
+    assert record.__dict__["unreachable"] == 7 and record.__dict__["blocks"] == 40_000
     assert record.__dict__["next_after"] == 10_000 and record.__dict__["seconds"] >= 0
     ((seconds, unreachable, tracked),) = heard
     assert seconds == record.__dict__["seconds"] or abs(seconds - record.__dict__["seconds"]) < 1e-3
