@@ -6,10 +6,9 @@ JSON. Every refusal is `{"error": code, "message": ...}` (docs/PROTOCOL.md).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Final
@@ -26,7 +25,7 @@ from server.app import (
     time_filter,
 )
 from server.live.house import House
-from server.live.model import LiveError, TableKind, TableStatus
+from server.live.model import LiveError, TableKind, TableStatus, counted
 from server.live.table import TableActor, ms
 from truco import MatchConfig, TeamMode, Variant
 from truco.fairness import MAX_HAND_NUMBER, SHUFFLE_VERSION
@@ -117,7 +116,7 @@ async def create_table(request: web.Request) -> web.StreamResponse:
                         f"You already sit at {waiting} tables waiting for players: start or"
                         " leave one of them first.", 409)
     _check_playing(house, user.id)
-    with _counted(house.creating, user.id):
+    with counted(house.creating, [user.id]):
         actor = await house.create_table(user.id, user.name, MatchConfig(variant, seats, mode),
                                          kind)
     return await _table_reply(actor, user.id, status=201)
@@ -135,18 +134,6 @@ def _check_playing(house: House, user_id: int) -> None:
         raise LiveError("too_many_matches",
                         f"You already play at {playing} tables: finish or leave one of them"
                         " first.", 409)
-
-
-@contextlib.contextmanager
-def _counted(counter: dict[int, int], user_id: int) -> Iterator[None]:
-    """`user_id`'s requests of one kind in flight, while they wait."""
-    counter[user_id] = counter.get(user_id, 0) + 1
-    try:
-        yield
-    finally:
-        left = counter.pop(user_id) - 1
-        if left:
-            counter[user_id] = left
 
 
 @live_errors

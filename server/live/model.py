@@ -3,6 +3,8 @@ raises (rendered as `{"error": code, "message": ...}` over HTTP and the WebSocke
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -130,3 +132,19 @@ def wire_json(message: object) -> bytes:
     that memory at once.
     """
     return bytes(memoryview(orjson.dumps(message)))
+
+
+@contextlib.contextmanager
+def counted(counter: dict[int, int], user_ids: Iterable[int]) -> Iterator[None]:
+    """Each of `user_ids` counted once more in `counter` (requests of one kind in flight, per
+    user: tables being created, matches being started) while the block runs."""
+    users = list(user_ids)
+    for user_id in users:
+        counter[user_id] = counter.get(user_id, 0) + 1
+    try:
+        yield
+    finally:
+        for user_id in users:
+            left = counter.pop(user_id) - 1
+            if left:
+                counter[user_id] = left

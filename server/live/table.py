@@ -42,6 +42,7 @@ from server.live.model import (
     TableKind,
     TableStatus,
     abandon_limit,
+    counted,
     decision_seconds,
     wire_json,
 )
@@ -986,16 +987,8 @@ class TableActor:
         players = [s.user_id for s in seats if s.user_id is not None]
         if not self.kind.competitive:  # the matchmaker seats ranked and arena players
             self._check_playing(players)
-        starting = self.house.starting
-        for user_id in players:  # counted while this start waits for its write
-            starting[user_id] = starting.get(user_id, 0) + 1
-        try:
+        with counted(self.house.starting, players):  # while this start waits for its write
             await self._start_match_written(seats)
-        finally:
-            for user_id in players:
-                left = starting.pop(user_id) - 1
-                if left:
-                    starting[user_id] = left
 
     def _check_playing(self, players: Sequence[int]) -> None:
         """One account plays at most `max_playing_tables` matches at once: a start (or the
