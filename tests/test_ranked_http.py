@@ -1351,6 +1351,56 @@ async def test_a_first_deal_that_cannot_be_saved_gives_the_stakes_back(
     assert await ledger.balance(wired.pool, bia.id) == 950
 
 
+async def test_stakes_held_by_a_commit_whose_answer_was_lost_come_back_at_once(
+        wired: House, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a review: the hold committed, then the connection broke before its answer came; the
+    # launch failed, and those stakes stayed held until the server restarted
+    ana, bia = await wired.players("ana", "bia")
+    original = ledger.hold_stakes
+    broke: list[str] = []
+
+    async def committed_then_lost(db: Any, match: str, users: Sequence[int],
+                                  stake: int) -> ledger.Posting:
+        posting = await original(db, match, users, stake)
+        if not broke:
+            broke.append(match)
+            raise asyncpg.ConnectionDoesNotExistError("connection was closed in the middle")
+        return posting
+
+    monkeypatch.setattr(ledger, "hold_stakes", committed_then_lost)
+    for player in (ana, bia):
+        await player.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    await wired.clock.advance(1)  # held, the answer lost: the table does not open
+    assert broke
+    assert await ledger.balance(wired.pool, ana.id) == 1000
+    assert await ledger.balance(wired.pool, bia.id) == 1000
+    reasons = await wired.pool.fetch(
+        "SELECT reason FROM chip_entries WHERE match_ref = $1 ORDER BY id", broke[0])
+    assert [r["reason"] for r in reasons] == ["hold", "refund"]
+    await wired.clock.advance(1)  # the next round opens another table, staked once
+    status = (await ana.json("/api/ranked/queue"))["queue"]
+    assert status["state"] == "seated", status
+    assert await ledger.balance(wired.pool, ana.id) == 950
+
+
+async def test_a_stake_refused_before_it_is_held_has_nothing_to_give_back(
+        wired: House, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    ana, bia, caio = await wired.players("ana", "bia", "caio")
+    for player in (ana, bia):
+        await player.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    # bia's chips go to a stake elsewhere between the eligibility check and the hold
+    await ledger.hold_stakes(wired.pool, "ranked:00000000000000aa:1", [bia.id, caio.id], 1000)
+    monkeypatch.setattr(wired.app[RANKED], "eligible", _always_eligible)
+    await wired.clock.advance(1)  # the hold is refused: nothing was taken, nothing to refund
+    assert await ledger.balance(wired.pool, ana.id) == 1000
+    assert not [r for r in caplog.records if r.getMessage() == "ranked_refund_failed"]
+
+
+async def _always_eligible(user: int, stake: int) -> None:
+    return None
+
+
 async def test_one_arena_at_a_time_and_its_table_played_out(staffed: House) -> None:
     op = await staffed.player("judge", operator=True)
     ana, bia, caio = await staffed.players("ana", "bia", "caio")

@@ -875,12 +875,14 @@ class RankedService:
         for formed in list(self.formed):
             if formed.kind is TableKind.RANKED and not await self._still_eligible(formed):
                 continue
-            held: list[str] = []  # the table whose stakes `hold` took
+            held: list[str] = []  # the table whose stakes `hold` tried to take
 
             async def hold(table_id: str, formed: FormedTable = formed,
                            held: list[str] = held) -> None:
-                await self._hold(formed, table_id)
+                # noted before the hold: a connection that breaks after its commit raises
+                # all the same, and those stakes must come back now, not at a restart
                 held.append(table_id)
+                await self._hold(formed, table_id)
 
             try:
                 table_id = await self.launcher.launch(
@@ -907,6 +909,9 @@ class RankedService:
     async def _refund_unplayed(self, formed: FormedTable, table_id: str) -> None:
         try:
             await ledger.refund(self.pool, match_ref(formed.kind, table_id, 1))
+        except ledger.LedgerError as exc:
+            if exc.code != "not_held":  # refused before it took anything: nothing to give back
+                log.exception("ranked_refund_failed", extra={"table": table_id})
         except Exception:  # the database is away: a restart refunds unplayed holds
             log.exception("ranked_refund_failed", extra={"table": table_id})
 
