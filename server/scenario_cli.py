@@ -16,7 +16,7 @@ from truco.scenario import Scenario, ScenarioError, differences, parse_scenarios
 USAGE = "usage: barajamos scenario [--check] FILE [FILE ...]"
 
 
-def _load(path: str) -> tuple[Scenario, ...]:
+def _load(path: str, check: bool) -> tuple[Scenario, ...]:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
@@ -31,7 +31,9 @@ def _load(path: str) -> tuple[Scenario, ...]:
         ) from None
     except RecursionError:
         raise ScenarioError("malformed JSON: nested too deeply") from None
-    return parse_scenarios(data)
+    except ValueError:  # an integer of more digits than Python converts
+        raise ScenarioError("malformed JSON: a number has too many digits") from None
+    return parse_scenarios(data, check=check)
 
 
 def main(argv: list[str]) -> int:
@@ -59,7 +61,7 @@ def main(argv: list[str]) -> int:
     invalid = False
     for path in paths:
         try:
-            files.append((path, _load(path)))
+            files.append((path, _load(path, check)))
         except ScenarioError as error:
             print(f"barajamos scenario: {path}: {error}", file=sys.stderr)
             invalid = True
@@ -71,7 +73,9 @@ def main(argv: list[str]) -> int:
         for path, scenarios in files:
             for scenario in scenarios:
                 result = run_scenario(scenario)
-                print(json.dumps(result.to_json(), ensure_ascii=False))
+                # ASCII with escapes: a line whatever the output's encoding, and no U+2028 or
+                # lone surrogate a line reader would split or fail on
+                print(json.dumps(result.to_json()))
                 if check:
                     for difference in differences(scenario, result):
                         print(f"{path}: {scenario.name!r}: {difference}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -159,7 +160,12 @@ INVALID: list[tuple[str, Any, str]] = [
     ("malformed JSON", '{"name": "x", ', "malformed JSON"),
     ("not a scenario", "[1, 2]", "scenario 0"),
     ("empty list", "[]", "no scenario"),
-    ("bad expect", {**BASE, "expect": {"scroe": [0, 1]}}, "expect"),
+    ("a number too long to read", '{"name": "x", "seats": ' + "1" * 5000 + "}", "too many digits"),
+    (
+        "an unknown field with a line break",
+        {**BASE, "actions": [{"seat": 0, "do": "raise", "a\nb": 1}]},
+        "unknown action field",
+    ),
 ]
 
 
@@ -202,3 +208,28 @@ def test_an_invalid_file_stops_everything(
 def test_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(argv, capsys)
     assert code == 2 and out == "" and "usage" in err
+
+
+def test_expect_is_read_only_by_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # SCENARIOS.md: "`expect`: optional, used only by `--check`": a plain run took a typo (or a
+    # newer version's key) in it for an invalid file
+    for expect in ({"scroe": [0, 1]}, {"score": [2]}, "nothing", {"a\nb": 1}):
+        path = _write(tmp_path, {**BASE, "expect": expect})
+        code, out, err = _run([str(path)], capsys)
+        assert (code, err) == (0, ""), expect
+        assert json.loads(out)["score"] == [0, 1]
+        code, out, err = _run(["--check", str(path)], capsys)  # a check needs a readable one
+        assert (code, out) == (2, "") and len(err.splitlines()) == 1 and "expect" in err, err
+
+
+def test_each_result_is_one_ascii_line_whatever_its_name(tmp_path: Path) -> None:
+    # a review: a name with a lone surrogate (legal JSON) crashed the command with a
+    # traceback, so did "é" where the output's encoding is ASCII, and U+2028 split a line
+    names = ["a\ud800b", "mão de ferro é", "one\u2028two\u0085three"]
+    path = _write(tmp_path, [{**BASE, "name": name} for name in names])
+    command = shutil.which("barajamos") or str(Path(sys.executable).parent / "barajamos")
+    done = subprocess.run([command, "scenario", str(path)], capture_output=True, timeout=120,
+                          check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert (done.returncode, done.stderr) == (0, b""), done.stderr
+    lines = done.stdout.decode("ascii").splitlines()
+    assert [json.loads(line)["name"] for line in lines] == names

@@ -69,7 +69,8 @@ def action_from_json(obj: object) -> Action:
         raise ValueError(f"an action is a JSON object, not {type(obj).__name__}")
     extra = set(obj) - _FIELDS
     if extra:
-        raise ValueError(f"unknown action field(s): {', '.join(sorted(map(str, extra)))}")
+        named = ", ".join(map(repr, sorted(map(str, extra))))  # repr: one line whatever they hold
+        raise ValueError(f"unknown action field(s): {named}")
     seat = obj.get("seat")
     if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0:
         raise ValueError(f"action seat must be a non-negative integer, not {seat!r}")

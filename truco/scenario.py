@@ -65,36 +65,40 @@ def _card(value: object, where: str) -> Card:
     raise ScenarioError(f"unknown card {value!r} in {where}")
 
 
-def parse_scenarios(data: object) -> tuple[Scenario, ...]:
-    """A file's decoded JSON: one scenario object or a list of them."""
+def parse_scenarios(data: object, *, check: bool = True) -> tuple[Scenario, ...]:
+    """A file's decoded JSON: one scenario object or a list of them.
+
+    `expect` is used only by `--check` (../shared/SCENARIOS.md): with `check=False` it is not
+    read, so a plain run never refuses a file for it (a newer version's expect key included).
+    """
     if isinstance(data, dict):
-        return (parse_scenario(data),)
+        return (parse_scenario(data, check=check),)
     if isinstance(data, list):
         if not data:
             raise ScenarioError("the list holds no scenario")
         scenarios = []
         for index, item in enumerate(data):
             try:
-                scenarios.append(parse_scenario(item))
+                scenarios.append(parse_scenario(item, check=check))
             except ScenarioError as error:
                 raise ScenarioError(f"scenario {index}: {error}") from None
         return tuple(scenarios)
     raise ScenarioError("a scenario file holds a JSON object or a list of objects")
 
 
-def parse_scenario(obj: object) -> Scenario:
+def parse_scenario(obj: object, *, check: bool = True) -> Scenario:
     if not isinstance(obj, dict):
         raise ScenarioError(f"a scenario is a JSON object, not {type(obj).__name__}")
     name = obj.get("name")
     if not isinstance(name, str) or not name:
         raise ScenarioError("missing or empty 'name'")
     try:
-        return _parse_body(name, obj)
+        return _parse_body(name, obj, check)
     except ScenarioError as error:
         raise ScenarioError(f"{name!r}: {error}") from None
 
 
-def _parse_body(name: str, obj: dict[str, Any]) -> Scenario:
+def _parse_body(name: str, obj: dict[str, Any], check: bool) -> Scenario:
     variant = obj.get("variant")
     if variant not in tuple(Variant):
         raise ScenarioError(f"unknown variant {variant!r}")
@@ -147,7 +151,7 @@ def _parse_body(name: str, obj: dict[str, Any]) -> Scenario:
         if action.seat >= seats:
             raise ScenarioError(f"actions[{index}]: no seat {action.seat} at a {seats}-seat table")
         actions.append(action)
-    expect = obj.get("expect")
+    expect = obj.get("expect") if check else None
     if expect is not None:
         _check_expect(expect, seats)
     return Scenario(name, config, (score[0], score[1]), deal, tuple(actions), expect)
@@ -158,7 +162,7 @@ def _check_expect(expect: object, seats: int) -> None:
         raise ScenarioError("expect must be an object")
     unknown = set(expect) - set(EXPECT_KEYS)
     if unknown:
-        raise ScenarioError(f"unknown expect key(s): {', '.join(sorted(unknown))}")
+        raise ScenarioError(f"unknown expect key(s): {', '.join(map(repr, sorted(unknown)))}")
     score = expect.get("score", [0, 0])
     if not isinstance(score, list) or len(score) != 2 or not all(_is_int(p) for p in score):
         raise ScenarioError(f"expect.score must be two integers, not {score!r}")
