@@ -14,7 +14,7 @@ from collections.abc import Callable
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "scenario": ("server.scenario_cli", "main",
                  "run rules scenario files (../shared/SCENARIOS.md)"),
-    "bench": ("server.bench", "main", "benchmarks: engine, fairness, load, relay"),
+    "bench": ("server.bench", "main", "benchmarks: engine, fairness, load, relay, queries"),
     "serve": ("server.serve", "main", "start the house (embedded PostgreSQL without DATABASE_URL)"),
     "migrate": ("server.serve", "migrate_main", "apply pending SQL migrations and exit"),
     "operator": ("server.serve", "operator_main", "give an account the operator role"),

@@ -377,5 +377,14 @@ def test_a_data_folder_with_a_space_is_refused_in_one_line(tmp_path: Path) -> No
     with pytest.raises(OSError, match="a data folder whose path holds a space"):
         EmbeddedPostgres(tmp_path / "my data" / "pg").start()
     assert not (tmp_path / "my data").exists()
+    # refused with the settings, before anything is made: no secrets kept in it, status 2
+    # (`serve` bound its port and wrote new keys there first, then stopped with status 1)
+    with pytest.raises(ConfigError, match="a data folder whose path holds a space"):
+        from_env({}, data_dir=tmp_path / "my data")
+    assert not (tmp_path / "my data").exists()
+    with pytest.raises(ConfigError, match="a data folder whose path holds a space"):
+        from_env({"BARAJAMOS_DATA_DIR": str(tmp_path / "my\tdata")})
+    given = from_env({"DATABASE_URL": "postgresql://h/db"}, data_dir=tmp_path / "my data")
+    assert given.database_url == "postgresql://h/db"  # no embedded PostgreSQL: the folder is fine
     # a start not done in time (its tools time out) is one line too
     assert issubclass(subprocess.TimeoutExpired, startup_errors())
