@@ -35,7 +35,6 @@ from server.app import (
     read_body,
     rotate_csrf,
 )
-from truco.fairness import MAX_HAND_NUMBER
 from verifier import bundle
 
 # docs/PROTOCOL.md: table ids are 16 lowercase hex digits
@@ -255,8 +254,14 @@ async def hand_page(request: web.Request) -> web.Response:
     hand = request.match_info["hand"]
     if not TABLE_ID.fullmatch(table_id):
         return _table_not_found(request)
+    from server.live.api import MAX_STORED_HAND
+
     number = ascii_uint(hand)
-    if number is None or not 1 <= number <= MAX_HAND_NUMBER:
+    digits = hand.isascii() and hand.isdigit()
+    if digits and (number is None or number > MAX_STORED_HAND):  # None: over 18 digits
+        return render(request, "error.html", status=404, title="Mão não encontrada",
+                      message="Não há mão com esse número: nenhuma mesa chega tão longe.")
+    if number is None or number < 1:
         return render(request, "error.html", status=404, title="Mão não encontrada",
                       message="O número da mão precisa ser um inteiro positivo.")
     if hand != str(number):  # `02`: the hand's one address

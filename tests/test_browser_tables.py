@@ -727,6 +727,11 @@ async def test_pages_send_csp_and_refuse_foreign_redirects(
     response = await client.get("/h/0123456789abcdef/zero")
     assert response.status == 404
     assert "O número da mão precisa ser um inteiro positivo." in await response.text()
+    # past what a table can reach (the database keeps int4): said so, not "not positive"
+    for number in ("2147483648", "99999999999999999999"):
+        response = await client.get(f"/h/0123456789abcdef/{number}")
+        assert response.status == 404
+        assert "Não há mão com esse número: nenhuma mesa chega tão longe." in await response.text()
     for path in ("/t/not-a-table", "/h/ABCDEF0123456789/1"):
         response = await client.get(path)
         assert response.status == 404

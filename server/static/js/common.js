@@ -76,6 +76,7 @@ const API_ERRORS = {
   hello_first: "A conexão ainda está começando: tente de novo em instantes.",
   internal_error: "Erro interno do servidor (já registrado). Tente de novo.",
   bad_form: "O formulário enviado está incompleto ou inválido: recarregue a página.",
+  bad_cursor: "Essa página da lista não existe.",
 };
 
 export function apiMessage(code, fallback) {

@@ -103,6 +103,17 @@ function renderCommitmentWhen(checks) {
   }
 }
 
+/** How the hand ended the match, when it did: won, and by an abandonment (whose), or cancelled
+ * (FAIRNESS.md 7: `end`, `forfeit_team`), as /me/hands says it. "" for a hand that did not. */
+function scoreNote(r) {
+  const side = (team, a, b) => (r.seats === 4 ? `${a} dupla ${team === 0 ? "A" : "B"}` : `${b} lugar ${team + 1}`);
+  const notes = [];
+  if (r.end === "cancelled") notes.push("partida cancelada: ninguém ganha");
+  if (r.end === "abandonment" && Number.isInteger(r.forfeit_team)) notes.push(`abandono ${side(r.forfeit_team, "da", "do")}`);
+  if (r.match_winner !== null && r.end !== "cancelled") notes.push(`partida ganha ${side(r.match_winner, "pela", "pelo")}`);
+  return notes.length ? ` (${notes.join("; ")})` : "";
+}
+
 function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   const r = result.record;
   const v = r.variant;
@@ -111,7 +122,7 @@ function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   $("rec-seed").textContent = r.seed;
   $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
-  $("rec-score").textContent = `${r.score_before[0]} x ${r.score_before[1]} → ${r.score_after[0]} x ${r.score_after[1]}${r.match_winner === null ? "" : ` (partida ganha ${r.seats === 4 ? `pela dupla ${r.match_winner === 0 ? "A" : "B"}` : `pelo lugar ${r.match_winner + 1}`})`}`;
+  $("rec-score").textContent = `${r.score_before[0]} x ${r.score_before[1]} → ${r.score_after[0]} x ${r.score_after[1]}${scoreNote(r)}`;
   $("rec-key").textContent = `${r.key_id} · ${r.public_key}`;
   // the record cannot tell a bot (bots send no entropy) from an absent player; this browser
   // knows the bots of the hands it played (table.js keeps them), else both are said possible

@@ -1,7 +1,7 @@
 // My past hands: the tables I sit at (lobby API) and the hands this browser played (kept
 // locally with my entropy), each with its public signed record.
 
-import { api, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, playerName, VARIANT_NAME } from "./common.js";
+import { api, apiMessage, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, playerName, VARIANT_NAME } from "./common.js";
 
 const MAX_TABLES = 30;
 const status = document.getElementById("hands-status");
@@ -129,15 +129,23 @@ function askedTable() {
 /** `?before=<cursor>`: an older page of the tables I played at (the API's `next`). */
 function askedPage() {
   const before = new URLSearchParams(window.location.search).get("before");
-  return before && /^[0-9]{1,18}-[0-9a-f]{16}$/.test(before) ? before : null;
+  // the API's form (server/live/api.py PLAYED_CURSOR); anything else is said, not sent
+  return before && /^(0|[1-9][0-9]{0,17})-[0-9a-f]{16}$/.test(before) ? before : null;
 }
 
 async function load() {
   const houseKeys = await fetchHouseKeys();
   const asked = askedTable();
   const before = askedPage();
+  const first = () => el("a", { href: "/me/hands" }, "Ir para a primeira página");
+  if (!asked && before === null && new URLSearchParams(window.location.search).has("before")) {
+    status.replaceChildren(`${apiMessage("bad_cursor")} `, first());
+    return;
+  }
   let playedTables = [];
   let older = null;
+  // a failure is said and stays said: never "no hands" to a player whose list did not load
+  let failed = null;
   if (!asked) {
     try {
       // every table I played a match at, closed ones too, from any browser (newest first)
@@ -145,14 +153,16 @@ async function load() {
       playedTables = page.tables.map((t) => t.id);
       older = page.next;
     } catch (err) {
-      status.textContent = `Não foi possível carregar suas mesas: ${err.message}`;
+      failed = `Não foi possível carregar suas mesas: ${err.message}`;
+      status.textContent = failed;
     }
   }
   // the first page also has the tables whose hands this browser kept (with my entropy)
   const local = before ? [] : playedHands().map((h) => h.table);
   const ids = asked ? [asked] : [...new Set([...playedTables, ...local])].slice(0, MAX_TABLES);
   if (ids.length === 0) {
-    status.textContent = "Nenhuma mão ainda: jogue uma partida e ela aparece aqui.";
+    if (failed === null) status.textContent = "Nenhuma mão ainda: jogue uma partida e ela aparece aqui.";
+    else if (before) status.append(" ", first());
     return;
   }
   const sections = [];
@@ -179,6 +189,8 @@ async function load() {
   list.replaceChildren(...sections);
   status.textContent = total ? `${total} ${total === 1 ? "mão" : "mãos"} com registro público${asked ? ` da mesa ${asked}` : ""}.`
     : asked ? `Nenhuma mão terminada na mesa ${asked}.` : "Nenhuma mão terminada ainda.";
+  // the hands this browser kept are listed, but the house's list of my tables did not load
+  if (failed !== null) status.textContent = `${failed} Abaixo, só as mesas que este navegador guardou.`;
   if (older) {
     list.append(el("p", {}, el("a", { href: `/me/hands?before=${older}` }, "Mesas mais antigas")));
   }

@@ -1,0 +1,107 @@
+"""What the 22nd session's review of the hand pages found, fixed and kept fixed.
+
+- The hand page of a hand that ended its match by an abandonment or a cancellation said nothing
+  of it: "0 x 0 → 0 x 0 (partida ganha pela dupla B)" read as an ordinary hand.
+- `/me/hands?before=...` said "Nenhuma mão ainda" to a player whose list did not load (a cursor
+  the page took and the API refused, or any failure on an older page).
+The records and the API's answers are served through Playwright routes; the pages are real.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.test_browser_fairness_review import house_key, open_hand, serve_chain
+from tests.test_browser_hand_source import json_route
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    LiveServer,
+    browser_fixture,
+    live_server_fixture,
+    new_page,
+    signup,
+)
+from truco.records import RecordEnd
+from truco.variants import MatchConfig, TeamMode, Variant
+from verifier.samples import sample_signing_key, sample_table
+
+pytestmark = pytest.mark.timeout(180)
+
+TABLE = "0123456789abcdef"
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+async def test_the_hand_page_says_how_a_hand_ended_its_match(
+    live_server: LiveServer, browser: Browser, seats: int
+) -> None:
+    page = await new_page(browser, live_server)
+    await house_key(page, sample_signing_key())
+    config = MatchConfig(Variant.PAULISTA, seats, TeamMode.VOTE)
+    for end, note in (
+        (RecordEnd.ABANDONMENT, "abandono"),
+        (RecordEnd.CANCELLED, "partida cancelada: ninguém ganha"),
+    ):
+        sample = sample_table(table_id=TABLE, config=config, hands=3, seed=5, last_end=end)
+        await serve_chain(page, TABLE, [sample.anchor_statement, *sample.records])
+        # an ordinary hand says nothing of an end
+        ordinary = next(r for r in sample.records if r["match_winner"] is None)
+        await open_hand(page, live_server, ordinary)
+        score = page.locator("#rec-score")
+        await expect(score).to_have_text(re.compile(r"^\d+ x \d+ → \d+ x \d+$"))
+        last = sample.records[-1]
+        assert last["end"] == end.value
+        await open_hand(page, live_server, last)
+        before, after = last["score_before"], last["score_after"]
+        head = f"{before[0]} x {before[1]} → {after[0]} x {after[1]} ("
+        if end is RecordEnd.ABANDONMENT:
+            team, won = last["forfeit_team"], last["match_winner"]
+            if seats == 4:
+                who = f"abandono da dupla {'AB'[team]}; partida ganha pela dupla {'AB'[won]}"
+            else:
+                who = f"abandono do lugar {team + 1}; partida ganha pelo lugar {won + 1}"
+            await expect(score).to_have_text(f"{head}{who})")
+        else:
+            await expect(score).to_have_text(f"{head}{note})")
+        await expect(page.locator("#verdict")).to_have_attribute("data-state", "ok")
+
+
+async def test_my_hands_say_when_an_older_page_cannot_be_loaded(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "revisao_22")
+    status = page.locator("#hands-status")
+    first = page.get_by_role("link", name="Ir para a primeira página")
+    # a cursor the API would refuse (a leading zero) is said, never sent
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/me/tables" in r.url else None)
+    await page.goto(live_server.url(f"/me/hands?before=01-{TABLE}"))
+    await expect(status).to_have_text("Essa página da lista não existe. Ir para a primeira página")
+    await expect(first).to_have_attribute("href", "/me/hands")
+    assert asked == []
+    # one of the page's form that the API refuses (a year past 9999): its error, in pt-BR
+    await page.goto(live_server.url(f"/me/hands?before=999999999999999999-{TABLE}"))
+    await expect(status).to_have_text(
+        "Não foi possível carregar suas mesas: Essa página da lista não existe. "
+        "Ir para a primeira página")
+    # any other failure of an older page is said too, not "no hands yet"
+    await page.route(re.compile(r"/api/me/tables\?before="),
+                     json_route({"error": "unavailable", "message": "x"}, status=503))
+    await page.goto(live_server.url(f"/me/hands?before=1-{TABLE}"))
+    await expect(status).to_contain_text("Não foi possível carregar suas mesas:")
+    await expect(status).not_to_contain_text("Nenhuma mão")
+    # the first page's failure keeps the hands this browser kept, and says it
+    sample = sample_table(table_id=TABLE, config=MatchConfig(Variant.MINEIRO, 2, TeamMode.VOTE),
+                          hands=2, seed=3)
+    await serve_chain(page, TABLE, [sample.anchor_statement, *sample.records])
+    await page.route(re.compile(r"/api/me/tables$"),
+                     json_route({"error": "unavailable", "message": "x"}, status=503))
+    await page.evaluate(
+        "t => localStorage.setItem('barajamos:hands', JSON.stringify([{table: t, hand: 1}]))",
+        TABLE)
+    await page.goto(live_server.url("/me/hands"))
+    await expect(status).to_contain_text("Não foi possível carregar suas mesas:")
+    await expect(status).to_contain_text("só as mesas que este navegador guardou")
+    await expect(page.locator(f'#hands-list section[data-table="{TABLE}"]')).to_be_visible()
