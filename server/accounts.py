@@ -18,6 +18,11 @@
   only at the second limit, which takes ten addresses to reach. An attempt is
   counted (as a failure until its password proves right) atomically with that check, so
   concurrent attempts cannot all slip under the limit.
+- Those limits alone let anyone lock a chosen player out (fifty wrong guesses from ten
+  addresses every 15 minutes, the right password refused too). So a browser a player has logged
+  in from keeps a device cookie (HMAC-signed user id and nonce, a year; OWASP's "device
+  cookies"): a login or password check for that player from it is held only to its own limit
+  (5 failures), not to the name's, the address's or the pair's, which strangers can reach.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from aiohttp import web
 
 SESSION_COOKIE = "barajamos_session"
 CSRF_COOKIE = "barajamos_csrf"
+DEVICE_COOKIE = "barajamos_device"
+DEVICE_LIFETIME = timedelta(days=365)
 # Behind HTTPS (`Config.secure_cookies`) both cookies are named with the __Host- prefix: a
 # browser then keeps such a cookie only if this very host set it, over HTTPS, for the whole site
 # (Secure, Path=/, no Domain), so neither a sibling subdomain nor a plain-HTTP answer forged on
@@ -50,6 +57,7 @@ RATE_WINDOW = timedelta(minutes=15)
 MAX_FAILURES_PER_PAIR = 5
 MAX_FAILURES_PER_NAME = 50
 MAX_FAILURES_PER_REMOTE = 30
+MAX_FAILURES_PER_DEVICE = 5
 # use with fullmatch: `$` would also match before a trailing newline ("ana\n")
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]{3,24}")
 MIN_PASSWORD = 8
@@ -65,6 +73,14 @@ COMMON_PASSWORDS = frozenset({
 class Role(StrEnum):
     PLAYER = "player"
     OPERATOR = "operator"
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """A browser `user_id` logged in from (its device cookie, `device_of`)."""
+
+    user_id: int
+    nonce: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,16 +302,16 @@ async def prune(pool: asyncpg.Pool) -> dict[str, int]:
 
 
 async def authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str,
-                       cost: PasswordCost) -> User:
+                       cost: PasswordCost, device: Device | None = None) -> User:
     """The user `name` when `password` is theirs, under the login limits. `cost` is the house's
     password cost: an unknown name is checked against a stand-in hash of that cost
     (`dummy_hash`), so it takes the time a wrong password of a real name takes."""
-    user, _ = await _authenticate(pool, name, password, remote, cost)
+    user, _ = await _authenticate(pool, name, password, remote, cost, device)
     return user
 
 
 async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remote: str,
-                        cost: PasswordCost) -> tuple[User, str]:
+                        cost: PasswordCost, device: Device | None) -> tuple[User, str]:
     """`authenticate`, and the password hash `password` was verified against."""
     if not isinstance(name, str) or not isinstance(password, str) or not name or not password:
         raise AccountError("bad_credentials", "Name and password are required.", 401)
@@ -311,20 +327,30 @@ async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remo
                            _LOCK_LOGIN_NAME, name_lower)
         await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
                            _LOCK_LOGIN_REMOTE, remote)
+        # a browser this name's owner logged in from: held to its own limit only
+        trusted = None
+        if device is not None and name_lower and device.user_id == await conn.fetchval(
+                "SELECT id FROM users WHERE lower(name) = $1", name_lower):
+            trusted = device.nonce
         failures = await conn.fetchrow(
             """SELECT
                  count(*) FILTER (WHERE name_lower = $1 AND remote = $2) AS by_pair,
                  count(*) FILTER (WHERE name_lower = $1) AS by_name,
-                 count(*) FILTER (WHERE remote = $2) AS by_remote
+                 count(*) FILTER (WHERE remote = $2) AS by_remote,
+                 count(*) FILTER (WHERE device = $4) AS by_device
                FROM login_attempts
                WHERE NOT succeeded AND at > now() - $3::interval
                  AND (name_lower = $1 OR remote = $2)""",
-            name_lower, remote, RATE_WINDOW,
+            name_lower, remote, RATE_WINDOW, trusted,
         )
         assert failures is not None
-        if (failures["by_pair"] >= MAX_FAILURES_PER_PAIR
-                or failures["by_name"] >= MAX_FAILURES_PER_NAME
-                or failures["by_remote"] >= MAX_FAILURES_PER_REMOTE):
+        if trusted is not None:
+            limited = failures["by_device"] >= MAX_FAILURES_PER_DEVICE
+        else:
+            limited = (failures["by_pair"] >= MAX_FAILURES_PER_PAIR
+                       or failures["by_name"] >= MAX_FAILURES_PER_NAME
+                       or failures["by_remote"] >= MAX_FAILURES_PER_REMOTE)
+        if limited:
             raise AccountError(
                 "rate_limited",
                 "Too many failed logins; try again in a few minutes.",
@@ -332,9 +358,9 @@ async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remo
                 retry_after=int(RATE_WINDOW.total_seconds()),
             )
         attempt = await conn.fetchval(
-            "INSERT INTO login_attempts (name_lower, remote, succeeded) VALUES ($1, $2, false) "
-            "RETURNING id",
-            name_lower, remote,
+            "INSERT INTO login_attempts (name_lower, remote, succeeded, device)"
+            " VALUES ($1, $2, false, $3) RETURNING id",
+            name_lower, remote, trusted,
         )
     row = None if not name_lower else await pool.fetchrow(
         "SELECT id, name, role, password_hash FROM users WHERE lower(name) = $1", name_lower
@@ -351,7 +377,7 @@ async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remo
 
 async def change_password(
     pool: asyncpg.Pool, user: User, current: object, new: object, cost: PasswordCost,
-    remote: str, session_token: str,
+    remote: str, session_token: str, device: Device | None = None,
 ) -> list[bytes]:
     """Replace `user`'s password once `current` proves it is theirs, and end every other
     session of theirs (a device someone else may hold); the session `session_token` stays.
@@ -362,7 +388,7 @@ async def change_password(
     `rate_limited`. Nothing changes on any refusal."""
     # the hash `current` was verified against: replaced only if it is still the one (two
     # changes at once, each checked against the old password, both answered 200, one was lost)
-    checked = await check_current_password(pool, user, current, remote, cost)
+    checked = await check_current_password(pool, user, current, remote, cost, device)
     password = check_new_password(new, current, user.name)
     digest = await hash_password(password, cost)
     async with pool.acquire() as conn, conn.transaction():
@@ -379,14 +405,14 @@ async def change_password(
 
 
 async def check_current_password(pool: asyncpg.Pool, user: User, current: object, remote: str,
-                                 cost: PasswordCost) -> str:
+                                 cost: PasswordCost, device: Device | None = None) -> str:
     """Refuse, unless `current` is `user`'s password: checked as a login is, under the same
     limits (a stolen session cannot be used to guess it): 403 `wrong_password`, 429
     `rate_limited`. Returns the hash it was verified against."""
     if not isinstance(current, str) or not current:
         raise AccountError("wrong_password", "Give your current password.", 403)
     try:
-        _, checked = await _authenticate(pool, user.name, current, remote, cost)
+        _, checked = await _authenticate(pool, user.name, current, remote, cost, device)
         return checked
     except AccountError as exc:
         if exc.code != "bad_credentials":
@@ -457,6 +483,28 @@ def csrf_ok(cookie_key: bytes, csrf_cookie: str | None, session_token: str | Non
 
 def new_csrf_cookie() -> str:
     return secrets.token_urlsafe(24)
+
+
+def _device_mac(cookie_key: bytes, user_id: int, nonce: str) -> str:
+    message = b"device:%d:" % user_id + nonce.encode()
+    return hmac.new(cookie_key, message, hashlib.sha256).hexdigest()[:32]
+
+
+def new_device_cookie(cookie_key: bytes, user_id: int) -> str:
+    """A device cookie's value for a browser `user_id` just logged in from (`Device`)."""
+    nonce = secrets.token_urlsafe(12)
+    return f"{user_id}.{nonce}.{_device_mac(cookie_key, user_id, nonce)}"
+
+
+def device_of(cookie_key: bytes, value: str | None) -> Device | None:
+    """The device a cookie value names, when this house signed it (else None: ignored)."""
+    parts = (value or "").split(".")
+    if len(parts) != 3 or not parts[0].isascii() or not parts[0].isdigit() or len(parts[0]) > 18:
+        return None
+    user_id, nonce, mac = int(parts[0]), parts[1], parts[2]
+    if not nonce or not hmac.compare_digest(mac, _device_mac(cookie_key, user_id, nonce)):
+        return None
+    return Device(user_id, nonce)
 
 
 def cookie_name(name: str, *, secure: bool) -> str:

@@ -104,6 +104,25 @@ def request_cookie(request: web.Request, name: str) -> str | None:
     return value if value is not None and value.isascii() else None
 
 
+def request_device(request: web.Request) -> accounts.Device | None:
+    """The device this browser's device cookie names, when this house signed it."""
+    return accounts.device_of(request.app[CONFIG].cookie_key,
+                              request_cookie(request, accounts.DEVICE_COOKIE))
+
+
+def keep_device(request: web.Request, response: web.StreamResponse, user: User) -> None:
+    """After a login or sign-up: this browser is one `user` logged in from (a device cookie,
+    new unless it already names them), so strangers' wrong guesses never lock them out here."""
+    device = request_device(request)
+    if device is not None and device.user_id == user.id:
+        return
+    config = request.app[CONFIG]
+    accounts.set_cookie(response, accounts.DEVICE_COOKIE,
+                        accounts.new_device_cookie(config.cookie_key, user.id),
+                        secure=config.secure_cookies,
+                        max_age=int(accounts.DEVICE_LIFETIME.total_seconds()))
+
+
 def track_socket(request: web.Request, ws: web.WebSocketResponse) -> Callable[[], None]:
     """Keep `ws` with the session that opened it until the returned function forgets it: a
     logout ends the session's sockets too (`end_session`)."""
@@ -140,7 +159,7 @@ async def change_password(request: web.Request, current: object, new: object) ->
     token = request_cookie(request, accounts.SESSION_COOKIE) or ""
     ended = set(await accounts.change_password(
         request.app[POOL], user, current, new, request.app[PASSWORD_COST],
-        client_group(request), token))
+        client_group(request), token, request_device(request)))
     sessions = request.app[SESSION_SOCKETS]
     for other in [t for t in sessions if t != token and accounts.token_hash(t) in ended]:
         for ws in list(sessions.pop(other, ())):
@@ -593,6 +612,7 @@ async def _start_session(request: web.Request, user: User, status: int = 200) ->
     accounts.set_cookie(response, accounts.SESSION_COOKIE, token,
                         secure=request.app[CONFIG].secure_cookies,
                         max_age=int(accounts.SESSION_LIFETIME.total_seconds()))
+    keep_device(request, response, user)
     return response
 
 
@@ -608,7 +628,8 @@ async def register(request: web.Request) -> web.Response:
 async def login(request: web.Request) -> web.Response:
     body = await read_body(request, ("name", "password"))
     user = await accounts.authenticate(request.app[POOL], body.get("name"), body.get("password"),
-                                       client_group(request), request.app[PASSWORD_COST])
+                                       client_group(request), request.app[PASSWORD_COST],
+                                       request_device(request))
     return await _start_session(request, user)
 
 

@@ -32,7 +32,9 @@ from server.app import (
     csrf_token,
     current_user,
     end_session,
+    keep_device,
     read_body,
+    request_device,
     rotate_csrf,
 )
 from verifier import bundle
@@ -175,6 +177,7 @@ async def _open_session(request: web.Request, user: User, next_path: str) -> web
         secure=request.app[CONFIG].secure_cookies,
         max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
     )
+    keep_device(request, response, user)
     return response
 
 
@@ -209,7 +212,8 @@ async def login_form(request: web.Request) -> web.Response:
     next_path = _safe_next(body.get("next"))
     try:
         user = await accounts.authenticate(request.app[POOL], name, password,
-                                           client_group(request), request.app[PASSWORD_COST])
+                                           client_group(request), request.app[PASSWORD_COST],
+                                           request_device(request))
     except AccountError as exc:
         return render(request, "home.html", status=exc.status, headers=exc.headers(),
                       login_error=account_error_pt(exc, password), login_name=name,
@@ -413,7 +417,8 @@ async def password_form(request: web.Request) -> web.Response:
         try:
             await accounts.check_current_password(request.app[POOL], user, current,
                                                   client_group(request),
-                                                  request.app[PASSWORD_COST])
+                                                  request.app[PASSWORD_COST],
+                                                  request_device(request))
             status = 400
         except AccountError as exc:
             errors.insert(0, _password_error_pt(exc, new))

@@ -16,7 +16,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from server import accounts
-from server.app import POOL, ApiError, address_group
+from server.app import CONFIG, POOL, ApiError, address_group
 from server.clock import VirtualClock
 from server.config import ConfigError, from_env
 from tests.conftest import AppFactory, csrf, cyclic_garbage, signup
@@ -31,6 +31,11 @@ async def logout(client: Client, token: str) -> str:
     fresh = (await resp.json())["csrf"]
     assert isinstance(fresh, str) and fresh != token
     return fresh
+
+
+def forget_device(client: Client) -> None:
+    """This browser forgets the device cookie its logins left (`accounts.DEVICE_COOKIE`)."""
+    client.session.cookie_jar.clear(lambda cookie: cookie.key == accounts.DEVICE_COOKIE)
 
 
 async def test_health_and_metrics(client: Client) -> None:
@@ -266,6 +271,71 @@ async def test_a_name_locked_from_one_address_still_logs_in_from_another(
     assert await login("bob", "correct horse 42", "10.0.2.2") == "ok"
 
 
+async def test_strangers_cannot_lock_a_player_out_of_a_browser_they_logged_in_from(
+    client: Client,
+) -> None:
+    # a security review: fifty wrong guesses from ten addresses every 15 minutes kept any named
+    # player (an operator too) from logging in or changing their password, right password or not
+    pool = client.app[POOL]
+    await signup(client, "gil")
+    token = await signup(client, "bob")  # this browser is bob's now (a new device cookie)
+    jar = client.session.cookie_jar
+    mine = {c.key: c.value for c in jar}
+    device = mine[accounts.DEVICE_COOKIE]
+    gil = await pool.fetchval("SELECT id FROM users WHERE name = 'gil'")
+    bob = await pool.fetchval("SELECT id FROM users WHERE name = 'bob'")
+    key = client.app[CONFIG].cookie_key
+    assert accounts.device_of(key, device) == accounts.Device(bob, device.split(".")[1])
+    [cookie] = [c for c in jar if c.key == accounts.DEVICE_COOKIE]
+    assert cookie["httponly"] and cookie["max-age"] == str(365 * 24 * 3600)
+    for forged in (device[:-1] + ("0" if device[-1] != "0" else "1"), f"{gil}.x.y", "", "1.2",
+                   "99999999999999999999.a.b"):
+        assert accounts.device_of(key, forged) is None, forged
+
+    async def login(name: str, password: str, remote: str,
+                    device: accounts.Device | None = None) -> str:
+        try:
+            await accounts.authenticate(pool, name, password, remote, accounts.MINIMUM, device)
+        except accounts.AccountError as exc:
+            return exc.code
+        return "ok"
+
+    for n in range(accounts.MAX_FAILURES_PER_NAME // accounts.MAX_FAILURES_PER_PAIR):
+        for _ in range(accounts.MAX_FAILURES_PER_PAIR):
+            assert await login("gil", "wrong pass 1", f"10.0.1.{n}") == "bad_credentials"
+    assert await login("gil", "correct horse 42", "10.0.9.9") == "rate_limited"
+    gil_here = accounts.Device(gil, "gils-browser")
+    # from a browser of gil's: the strangers' failures do not count, his own do
+    assert await login("gil", "correct horse 42", "10.0.9.9", gil_here) == "ok"
+    assert await login("gil", "correct horse 42", "10.0.9.9",
+                       accounts.Device(bob, "bobs-browser")) == "rate_limited"
+    for _ in range(accounts.MAX_FAILURES_PER_DEVICE):
+        assert await login("gil", "wrong pass 1", "10.0.9.9", gil_here) == "bad_credentials"
+    assert await login("gil", "correct horse 42", "10.0.9.9", gil_here) == "rate_limited"
+    assert await login("gil", "correct horse 42", "10.0.9.9",
+                       accounts.Device(gil, "another-of-his")) == "ok"
+
+    # over HTTP: the browser gil signed up in logs in and changes his password; a new one not
+    token = await logout(client, token)
+    jar.clear()
+    token = await csrf(client)
+    resp = await client.post("/api/login", json={"name": "gil", "password": "correct horse 42"},
+                             headers={"X-CSRF-Token": token})
+    assert resp.status == 429
+    gil_device = accounts.new_device_cookie(key, gil)
+    jar.update_cookies({accounts.DEVICE_COOKIE: gil_device})
+    resp = await client.post("/api/login", json={"name": "gil", "password": "correct horse 42"},
+                             headers={"X-CSRF-Token": token})
+    assert resp.status == 200, await resp.text()
+    token = (await resp.json())["csrf"]
+    # the browser already names him: its cookie is kept, not replaced
+    assert accounts.DEVICE_COOKIE not in resp.cookies
+    resp = await client.post("/api/me/password", json={"current": "correct horse 42",
+                                                       "new": "another horse 43"},
+                             headers={"X-CSRF-Token": token})
+    assert resp.status == 200, await resp.text()
+
+
 async def test_an_unknown_name_costs_the_password_check_a_known_one_does(
     client: Client, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -303,6 +373,7 @@ async def test_the_login_limit_counts_the_client_behind_a_trusted_proxy(
     client = await aiohttp_client(make_app(clock=vclock, trusted_proxies=proxies))
     token = await signup(client, "gil")
     token = await logout(client, token)
+    forget_device(client)  # a browser gil never used: the name's and addresses' limits hold
 
     async def login(password: str, forwarded: str) -> int:
         resp = await client.post("/api/login", json={"name": "gil", "password": password},
@@ -331,6 +402,7 @@ async def test_the_limits_count_an_ipv6_client_by_its_64(
     proxies = frozenset({ipaddress.ip_address("127.0.0.1")})
     client = await aiohttp_client(make_app(clock=vclock, trusted_proxies=proxies))
     token = await logout(client, await signup(client, "gil"))
+    forget_device(client)  # a browser gil never used: the name's and addresses' limits hold
 
     async def login(password: str, forwarded: str) -> int:
         resp = await client.post("/api/login", json={"name": "gil", "password": password},

@@ -173,3 +173,27 @@ async def test_the_password_form_shows_every_problem_at_once(client: Client) -> 
     pool = client.app[POOL]
     user = await accounts.authenticate(pool, "ana", PASSWORD, "10.9.9.9", accounts.MINIMUM)
     assert user.name == "ana"
+
+
+async def test_the_login_form_lets_the_owner_in_from_a_browser_they_used_while_locked(
+        client: Client) -> None:
+    # strangers' wrong guesses (fifty, from ten addresses) locked the name for every browser
+    pool = client.app[POOL]
+    status, _ = await post_signup(client, name="gil_9", password=PASSWORD, password2=PASSWORD)
+    assert status == 303
+    kept = {c.key: c.value for c in client.session.cookie_jar}[accounts.DEVICE_COOKIE]
+    await pool.executemany(
+        "INSERT INTO login_attempts (name_lower, remote, succeeded) VALUES ($1, $2, false)",
+        [("gil_9", f"10.0.1.{n % 10}") for n in range(accounts.MAX_FAILURES_PER_NAME)])
+
+    async def login_form() -> int:
+        token = await csrf(client)
+        resp = await client.post("/login", data={"csrf": token, "name": "gil_9",
+                                                 "password": PASSWORD},
+                                 headers={"Accept": "text/html"}, allow_redirects=False)
+        return resp.status
+
+    client.session.cookie_jar.clear()  # another browser: the name's limit holds there
+    assert await login_form() == 429
+    client.session.cookie_jar.update_cookies({accounts.DEVICE_COOKIE: kept})
+    assert await login_form() == 303
