@@ -5,9 +5,12 @@ reads nothing but the view a client receives and returns one of `view["legal"]`.
 comes in as a `random.Random` (a little bluffing keeps it from being fully predictable).
 
 The play is simple but sensible: it weighs its cards by their strength under the hand's vira,
-raises with strong hands, answers a raise by the strength it holds, sings envido with a good
-tanto (Argentino), plays the mão de onze/dez only with a strong team hand, and in a round plays
-the cheapest card that wins it, or throws its weakest when it cannot win.
+and what they must still do (after a round won, one good card takes the hand; the card leading
+the round counts as held), raises with strong hands, answers a raise by that strength, sings
+envido with a good tanto (Argentino), plays the mão de onze/dez only with a strong team hand,
+and in a round plays the cheapest card that wins it (a round its partner only ties is not won),
+or throws its weakest when it cannot win. Partners voting on an answer go with the bolder of
+their two wishes, so the partner holding the cards is not overruled by the one who voted first.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ Json = dict[str, Any]
 # thresholds on the hand's strength in [0, 1] (1: the best cards of the deck)
 RAISE_STRENGTH = 0.72
 ACCEPT_STRENGTH = 0.45
-PLAY_SPECIAL_STRENGTH = 0.55
+# playing the mão de onze/dez beats running once its win chance passes a third (RULES.md: it is
+# worth three points either way, running gives one): a 3 with two jacks (0.54) plays
+PLAY_SPECIAL_STRENGTH = 0.5
 BLUFF_RATE = 0.08
 # tanto thresholds (Argentino, max 33)
 CALL_ENVIDO_TANTO = 27
@@ -109,6 +114,31 @@ class _Reader:
         best = sorted((self.strength(c) for c in cards), reverse=True)[:2]
         return sum(best) / len(best)
 
+    def play_strength(self) -> float:
+        """How strong my cards are for what the hand still asks of them, in [0, 1].
+
+        A card of my team that leads the round now counts as held. With a round won or tied,
+        one more round takes the hand: the best card decides. With a round lost, both rounds
+        left are needed: the weaker of the best two decides. With nothing decided yet, the mean
+        of the best two, as `hand_strength`."""
+        held = [self.strength(c) for c in self.mine]
+        open_cards = [(p["seat"], parse_card(p["card"]))
+                      for p in self.hand.get("table") or [] if p.get("card")]
+        if open_cards:
+            best = max(self.strength(card) for _, card in open_cards)
+            if {seat % 2 for seat, card in open_cards if self.strength(card) == best} == {
+                    self.team}:
+                held.append(best)
+        if not held:
+            return 0.0
+        held.sort(reverse=True)
+        rounds: list[Json] = self.hand.get("rounds") or []
+        if any(r.get("winner_team") == self.team or r.get("tied") for r in rounds):
+            return held[0]
+        if rounds:  # a round lost, none won
+            return held[min(1, len(held) - 1)]
+        return sum(held[:2]) / len(held[:2])
+
     def tanto(self) -> int:
         dealt = self.mine + self.played
         return tanto(dealt) if dealt else 0
@@ -122,33 +152,50 @@ def _pick(legal: list[Json], verb: str) -> Json | None:
     return next((a for a in legal if a["do"] == verb), None)
 
 
-def _team_vote(reader: _Reader, legal: list[Json], partner_is_person: bool) -> Json | None:
-    """Partners follow the first vote cast: the second voter adopts it, and the first waits.
+# how bold an answer is: partners go with the bolder of their two votes
+_BOLDNESS = {ActionKind.DECLINE.value: 0, ActionKind.ACCEPT.value: 1, ActionKind.RAISE.value: 2,
+             **{verb: 3 for verb in _ENVIDO_VERBS}}
 
-    If both voted at once and disagree, only the higher seat gives in (the lower one waits),
-    so two policy players never swap votes forever. A person partner knows nothing of that
-    rule: next to one, the policy always gives in.
+
+def _team_vote(reader: _Reader, legal: list[Json], wish: Json,
+               partner_is_person: bool) -> Json:
+    """The vote to cast, `wish` being this seat's own answer: the bolder of it and the
+    partner's vote. A partner who ran first does not make the one holding the cards run, and
+    one who accepted is trusted. Votes only grow bolder, so two policy players agree: the
+    bolder one waits for the other to come over (on a tie of boldness the higher seat gives
+    in). A person partner knows nothing of that: next to one, the policy adopts their vote.
     """
     votes: dict[str, str] = reader.hand.get("votes") or {}
     partner = (reader.seat + 2) % reader.seats
     theirs = votes.get(str(partner)) if partner != reader.seat else None
+    mine = votes.get(str(reader.seat))
     if theirs is None:
-        if str(reader.seat) in votes:
+        if mine is not None:
             # voted already: changing it before the partner says anything only churns
             raise NothingToDo("this seat voted; the partner has not yet")
-        return None
-    if str(reader.seat) in votes and reader.seat < partner and not partner_is_person:
-        raise NothingToDo("the partners disagree; the partner gives in")
-    return _pick(legal, theirs)
+        return wish
+    follow = _pick(legal, theirs)
+    if partner_is_person:
+        return follow or wish
+    if mine is not None:
+        ahead = _BOLDNESS.get(mine, 0) - _BOLDNESS.get(theirs, 0)
+        if ahead > 0 or (ahead == 0 and reader.seat < partner):
+            raise NothingToDo("the partners disagree; the partner comes over")
+        return follow or wish
+    if follow is None or _BOLDNESS.get(wish["do"], 0) > _BOLDNESS.get(theirs, 0):
+        return wish
+    return follow
 
 
 def _answer(reader: _Reader, request: Json, legal: list[Json], rng: random.Random,
             partner_is_person: bool) -> Json:
-    follow = _team_vote(reader, legal, partner_is_person)
-    if follow is not None:
-        return follow
+    return _team_vote(reader, legal, _wish(reader, request, legal, rng), partner_is_person)
+
+
+def _wish(reader: _Reader, request: Json, legal: list[Json], rng: random.Random) -> Json:
+    """This seat's own answer to `request`, by its cards."""
     kind = request.get("kind")
-    strength = reader.hand_strength(reader.mine)
+    strength = reader.play_strength()
     accept = _pick(legal, ActionKind.ACCEPT.value)
     decline = _pick(legal, ActionKind.DECLINE.value)
     raise_ = _pick(legal, ActionKind.RAISE.value)
@@ -181,7 +228,7 @@ def _on_turn(reader: _Reader, legal: list[Json], rng: random.Random) -> Json:
     if calls and reader.tanto() >= CALL_ENVIDO_TANTO and rng.random() < 0.8:
         return calls[0]
     raise_ = _pick(legal, ActionKind.RAISE.value)
-    strength = reader.hand_strength(reader.mine)
+    strength = reader.play_strength()
     if raise_ and ((strength >= RAISE_STRENGTH and rng.random() < 0.4)
                    or rng.random() < BLUFF_RATE / 2):
         return raise_
@@ -205,10 +252,11 @@ def _card_to_play(reader: _Reader, plays: list[Json]) -> Json:
         if reader.hand.get("round", 0) == 0 and len(by_strength) == 3:
             return by_strength[1]
         return by_strength[-1]
-    best_seat, best = max(open_cards, key=lambda sc: reader.strength(sc[1]))
-    if best_seat % 2 == reader.team:
+    best = max(reader.strength(card) for _, card in open_cards)
+    if {seat % 2 for seat, card in open_cards if reader.strength(card) == best} == {reader.team}:
         return by_strength[0]  # the partner is winning the round: save the good cards
+    # an opponent leads the round, or ties the partner's card (a tied round is not won)
     for action in by_strength:
-        if reader.strength(parse_card(action["card"])) > reader.strength(best):
+        if reader.strength(parse_card(action["card"])) > best:
             return action  # the cheapest card that wins the round
     return by_strength[0]
