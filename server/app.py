@@ -43,6 +43,9 @@ DSN = web.AppKey("dsn", str)
 STARTED_AT = web.AppKey("started_at", float)
 # the sockets each session opened (by session cookie): a logout closes them with it
 SESSION_SOCKETS = web.AppKey("session_sockets", dict[str, set[web.WebSocketResponse]])
+# the database probe of `/health` still running, if one is (at most one at a time)
+_HEALTH_PROBE = web.AppKey("health_probe", list["asyncio.Future[object]"])
+HEALTH_TIMEOUT = 2.0  # seconds `/health` waits for the database before answering 503
 
 _USER = web.RequestKey("user", User)
 _CSRF_COOKIE = web.RequestKey("csrf_cookie", str)
@@ -582,10 +585,21 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
 # --- routes -----------------------------------------------------------------------------------
 
 async def health(request: web.Request) -> web.Response:
-    try:
-        async with asyncio.timeout(2):
-            await request.app[POOL].fetchval("SELECT 1")
-    except (OSError, asyncpg.PostgresError, TimeoutError):
+    """200 once the database answers `SELECT 1`, 503 when it fails or has not answered within
+    `HEALTH_TIMEOUT`. The probe is not cancelled at the timeout: a database gone silent (a
+    frozen host, a lost network) keeps a cancelled query's connection from being handed back,
+    and the answer waited with it, for good. It runs on instead, one at a time: the next checks
+    wait on it (so silent outages do not pile probes up on the pool) until it ends."""
+    holder = request.app[_HEALTH_PROBE]
+    if not holder or holder[0].done():
+        probe: asyncio.Future[object] = asyncio.ensure_future(
+            request.app[POOL].fetchval("SELECT 1"))
+        # its failure is read here or, once nobody waits for it, dropped without a warning
+        probe.add_done_callback(lambda done: done.cancelled() or done.exception())
+        holder[:] = [probe]
+    probe = holder[0]
+    await asyncio.wait((probe,), timeout=HEALTH_TIMEOUT)
+    if not probe.done() or probe.cancelled() or probe.exception() is not None:
         return json_error(503, "database_unreachable", "The database does not answer.")
     return web.json_response({"status": "ok", "database": request.app[DATABASE_MODE]})
 
@@ -722,6 +736,7 @@ def create_app(
     app[PASSWORD_COST] = password_cost
     app[STARTED_AT] = time.time()
     app[SESSION_SOCKETS] = {}
+    app[_HEALTH_PROBE] = []
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_pruning)
     app.on_startup.append(_dummy_hash)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import asyncpg
 import nacl.pwhash
 import pytest
 from aiohttp import web
@@ -46,6 +47,38 @@ async def test_health_and_metrics(client: Client) -> None:
     assert resp.status == 200
     text = await resp.text()
     assert "barajamos_live_tables" in text and "barajamos_write_batch_size" in text
+
+
+async def test_health_answers_503_when_the_database_goes_silent(
+    client: Client, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a review froze the database (SIGSTOP): /health never answered (curl waited 10 minutes),
+    # since asyncpg hands a cancelled query's connection back under a shield, waiting for the
+    # silent server; its 2 s timeout cancelled the query and then waited with it
+    from server import app as app_module
+
+    monkeypatch.setattr(app_module, "HEALTH_TIMEOUT", 0.3)
+    asked: list[str] = []
+    thawed = asyncio.Event()
+
+    async def silent(self: object, query: str, *args: object, **kwargs: object) -> object:
+        asked.append(query)
+        while not thawed.is_set():
+            try:
+                await thawed.wait()
+            except asyncio.CancelledError:  # as the shielded hand-back: a cancel waits too
+                continue
+        return 1
+
+    monkeypatch.setattr(asyncpg.Pool, "fetchval", silent)
+    for _ in range(3):
+        resp = await asyncio.wait_for(client.get("/health"), 10)
+        assert resp.status == 503
+        assert (await resp.json())["error"] == "database_unreachable"
+    assert asked == ["SELECT 1"]  # one probe at a time, however many checks wait on it
+    thawed.set()  # the database answers again: so does /health, with a probe of its own
+    resp = await client.get("/health")
+    assert resp.status == 200 and asked == ["SELECT 1", "SELECT 1"]
 
 
 async def test_refused_requests_leave_no_garbage_for_the_collector(client: Client) -> None:

@@ -439,6 +439,12 @@ async def test_a_move_for_another_hand_is_refused_as_stale(
         answer = await refused({"type": "action", "id": "early", "hand": 1,
                                 "action": {"do": "raise"}})
         assert answer["error"] == "stale" and "hand 1 is not dealt yet" in answer["message"]
+        # counted with the engine's refusals (only those were: a review's bots saw 8 stale, 0)
+        refusals = live.house.metrics.refused_actions
+        assert refusals.labels("stale")._value.get() == 1
+        answer = await refused({"type": "action", "id": "early", "action": {"do": "raise"}})
+        assert answer["error"] == "no_hand"
+        assert refusals.labels("no_hand")._value.get() == 1
         for bad in (-1, "1", True, 1.0):
             answer = await refused({"type": "action", "id": "bad", "hand": bad,
                                     "action": {"do": "raise"}})

@@ -1481,6 +1481,15 @@ class TableActor:
         """A player's move. `hand_number`, when the client names it, is the table hand whose view
         the move was chosen on: a move that crossed the end of that hand is refused as stale
         instead of landing in the next hand, where it may happen to be legal too."""
+        try:
+            action = self._move(conn, raw, hand_number)
+        except LiveError as exc:  # the engine's refusals are counted in `_apply`
+            self.house.metrics.refused_actions.labels(exc.code).inc()
+            raise
+        return await self._apply(action, automatic=False, arrival=arrival, clears_absence=True)
+
+    def _move(self, conn: Connection, raw: object, hand_number: int | None) -> Action:
+        """The move `raw` of `conn`'s seat, when it may be applied now (else LiveError)."""
         seat = self._audience(conn)
         if seat is None:
             raise LiveError("not_seated", "Spectators cannot act.", 403)
@@ -1511,7 +1520,7 @@ class TableActor:
             # unrecordable; the clocks (automatic actions) finish it within the reserve
             raise LiveError("action_limit", "This hand has had too many actions; the clock"
                             " decides the rest.", 409)
-        return await self._apply(action, automatic=False, arrival=arrival, clears_absence=True)
+        return action
 
     async def _apply(
         self,
