@@ -271,7 +271,8 @@ async def test_a_browser_keeps_the_host_only_cookies_of_a_house_behind_https(
         await expect(page.locator("#me")).to_have_text("ana_maria")
         await expect(page.locator("#lobby-status")).not_to_have_text("Carregando as mesas…")
         kept = {c["name"]: c for c in await page.context.cookies()}
-        assert set(kept) == {"__Host-barajamos_session", "__Host-barajamos_csrf"}, kept
+        assert set(kept) == {"__Host-barajamos_session", "__Host-barajamos_csrf",
+                             "__Host-barajamos_device"}, kept
         assert all(c["secure"] and c["httpOnly"] and c["path"] == "/" for c in kept.values())
         # a table made from the lobby (the page's CSRF token and its cookie agree), its socket
         # opened with the session cookie
@@ -280,7 +281,8 @@ async def test_a_browser_keeps_the_host_only_cookies_of_a_house_behind_https(
         await page.get_by_role("button", name="Sair").click()
         await expect(page.get_by_role("heading", name="Entrar")).to_be_visible()
         names = {c["name"] for c in await page.context.cookies()}
-        assert names == {"__Host-barajamos_csrf"}, names  # the session cookie expired
+        # the session cookie expired; the device one stays (strangers cannot lock them out)
+        assert names == {"__Host-barajamos_csrf", "__Host-barajamos_device"}, names
     finally:
         await server.close()
     assert not live.page_errors, f"JavaScript errors in the pages: {live.page_errors}"

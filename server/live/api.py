@@ -270,8 +270,8 @@ async def get_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     actor = _actor(request)
     body = await actor.call(lambda: _json_of(actor, user.id))
-    invite = request.query.get("invite", "").strip().upper()
-    if actor.kind is TableKind.PRIVATE and body["you"] is None and invite != actor.invite:
+    if actor.kind is TableKind.PRIVATE and body["you"] is None and not actor.invited(
+            request.query.get("invite", "")):
         raise LiveError("table_not_found", "No such table (or it is closed).", 404)
     return web.json_response({"table": body})
 

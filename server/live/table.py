@@ -934,13 +934,16 @@ class TableActor:
             (self.id, seat, holder.user_id, holder.bot, holder.rematch),
         )
 
+    def invited(self, invite: object) -> bool:
+        """Whether `invite` is this private table's code (in constant time, any case)."""
+        return isinstance(invite, str) and self.invite is not None and secrets.compare_digest(
+            invite.strip().upper().encode(), self.invite.encode())
+
     async def join(self, user_id: int, name: str, invite: object, seat: object) -> None:
         if self.seat_of(user_id) is not None:
             raise LiveError("already_seated", "You already sit at this table.", 409)
         self._check_open()
-        if self.kind is TableKind.PRIVATE and (
-                not isinstance(invite, str) or not secrets.compare_digest(
-                    invite.strip().upper().encode(), (self.invite or "").encode())):
+        if self.kind is TableKind.PRIVATE and not self.invited(invite):
             raise LiveError("wrong_invite", "That invite code is not this table's.", 403)
         if seat is None:
             free = [i for i, s in enumerate(self.seats) if s.free]

@@ -269,8 +269,8 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     except LiveError as exc:
         raise ApiError(exc.status, exc.code, exc.message) from None
     seated = await actor.call(lambda: _seated(actor, user.id))
-    invite = request.query.get("invite", "").strip().upper()
-    if actor.kind is TableKind.PRIVATE and not seated and invite != actor.invite:
+    if actor.kind is TableKind.PRIVATE and not seated and not actor.invited(
+            request.query.get("invite", "")):
         raise ApiError(403, "private_table", "This private table is for its players.")
     settings = house.settings
     if house.user_sockets.get(user.id, 0) >= settings.max_sockets_per_user:
