@@ -214,7 +214,13 @@ def database_url_problem(url: str) -> str | None:
                 problem = _host_problem(host, quoted=False)
                 if problem:
                     return problem + " (in its query)"
+        if key == "sslmode" and value not in _SSLMODES:
+            # asyncpg reads it at the connection: the command said it "cannot reach" the house
+            return f"its sslmode is not one of {', '.join(_SSLMODES)}"
     return None
+
+
+_SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 
 
 def _port_ok(text: str) -> bool:

@@ -90,6 +90,8 @@ MALFORMED_URLS = [
     "postgresql://truco:Tr0c0-Pw@db.example/house?port=5543x",
     "postgresql://truco:Tr0c0-Pw@[::1/house",
     "mysql://truco:Tr0c0-Pw@db.example/house",
+    # a setting asyncpg reads only at the connection: it said it "cannot reach" the database
+    "postgresql://truco:Tr0c0-Pw@db.example/house?sslmode=requier",
 ]
 
 
