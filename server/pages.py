@@ -270,7 +270,13 @@ async def hand_page(request: web.Request) -> web.Response:
                       message="O número da mão precisa ser um inteiro positivo.")
     if hand != str(number):  # `02`: the hand's one address
         raise web.HTTPMovedPermanently(f"/h/{table_id}/{number}")
-    return render(request, "hand.html", table_id=table_id, hand_number=number)
+    # the page reads the record itself (`/hands/{id}`) and says when there is none; its status
+    # says so too, as that JSON's: 404 for a hand never played or still in play
+    recorded = await request.app[POOL].fetchval(
+        "SELECT true FROM live_hands WHERE table_id = $1 AND hand = $2 AND record IS NOT NULL",
+        table_id, number)
+    return render(request, "hand.html", status=200 if recorded else 404, table_id=table_id,
+                  hand_number=number)
 
 
 async def verify_page(request: web.Request) -> web.Response:

@@ -472,6 +472,11 @@ async def test_a_move_for_another_hand_is_refused_as_stale(
                     choice = next(a for a in view["legal"] if a["do"] != "raise")
                 await act(seat, choice)
         assert seat.view is not None and seat.view_hand == 2 and hand_one is not None
+        # the hand page's status says what its record says: hand 1's is public, hand 2 in play
+        for number, status in ((1, 200), (2, 404), (3, 404)):
+            page = await live.client.get(f"/h/{tid}/{number}")
+            assert page.status == status, number
+            assert 'id="rec-score"' in await page.text()  # the page, which says the rest
         legal = seat.view["legal"]
         # a move chosen on hand 1 arrives while hand 2 is in play, where it is legal too:
         # refused, not applied to hand 2
