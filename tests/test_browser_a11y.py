@@ -144,7 +144,7 @@ async def test_live_regions_say_each_thing_once_and_never_the_ticking_seconds(
     table.rerender(4)
     await expect(page.locator("#players")).to_contain_text("Robô 2")
     await page.wait_for_timeout(1500)
-    request = [t for t in await heard(page, "request") if "pediu truco" in t]
+    request = [t for t in await heard(page, "request-ask") if "pediu truco" in t]
     assert len(request) == 1, request
     turn = await heard(page, "turn")
     assert turn == ["Sua vez —"], turn

@@ -14,8 +14,10 @@ import re
 import pytest
 from playwright.async_api import Browser, expect
 
+from tests.test_browser_a11y import RECORDER, A11yTable, heard, open_recorded
 from tests.test_browser_fairness_review import house_key, open_hand, serve_chain
 from tests.test_browser_hand_source import json_route
+from tests.test_browser_table_ux import ReviewTable, paulista_2x2
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
     browser_fixture,
@@ -23,6 +25,8 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     new_page,
     signup,
 )
+from tests.test_browser_views import dealt, open_table
+from truco import Action, ActionKind, new_match, start_hand
 from truco.records import RecordEnd
 from truco.variants import MatchConfig, TeamMode, Variant
 from verifier.samples import sample_signing_key, sample_table
@@ -105,3 +109,55 @@ async def test_my_hands_say_when_an_older_page_cannot_be_loaded(
     await expect(status).to_contain_text("Não foi possível carregar suas mesas:")
     await expect(status).to_contain_text("só as mesas que este navegador guardou")
     await expect(page.locator(f'#hands-list section[data-table="{TABLE}"]')).to_be_visible()
+
+
+# --- what the accessibility review found (axe-core 4.14, WCAG 2.1 AA; a screen reader's ear) ---
+
+
+async def test_a_card_control_is_named_by_what_its_corner_prints(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # "Jogar cavalo de espadas" on a card printed "11": a voice-control user saying "11" hit
+    # nothing (WCAG 2.5.3, Label in Name)
+    state = new_match(MatchConfig(Variant.ARGENTINO, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["QC", "JD", "AS"], ["5H", "4H", "KC"]]))
+    table = ReviewTable(state, seat=0, names=["rotulo_0", "bot"])
+    page = await open_table(live_server, browser, table, "rotulo_0")
+    for name in ("Jogar 10 de bastos (sota)", "Jogar 11 de oros (caballo)",
+                 "Jogar A de espadas (as)"):
+        await expect(page.get_by_role("button", name=name, exact=True)).to_be_visible()
+    # the logs scroll: a keyboard reaches them (they hold nothing focusable themselves)
+    for log in ("#log", "#fair-log"):
+        await expect(page.locator(log)).to_have_attribute("tabindex", "0")
+    await page.context.close()
+
+
+async def test_a_vote_is_heard_without_the_question_again(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # each vote rewrote the whole request region: "Você pediu truco!" was read at every vote
+    table = A11yTable(paulista_2x2(), seat=0, names=["ouvido_22", "b1", "b2", "b3"],
+                      script=[[Action(1, ActionKind.ACCEPT)]])
+    page = await open_recorded(live_server, browser, table, "ouvido_22")
+    await page.get_by_role("button", name="Truco! (vale 3)").click()
+    await expect(page.locator("#request-votes")).to_contain_text("Votos: Robô 2 votou")
+    await page.wait_for_timeout(500)
+    asked = [t for t in await heard(page, "request-ask") if "pediu truco" in t]
+    assert asked == ["Você pediu truco! A mão passa a valer 3."], asked
+    assert [t for t in await heard(page, "request-votes") if "Votos" in t] == [
+        "Votos: Robô 2 votou"]
+    await page.context.close()
+
+
+async def test_the_lobby_says_its_status_once_not_at_every_refresh(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await page.add_init_script(RECORDER)
+    await signup(page, live_server, "ouvido_lobby")
+    status = page.locator("#lobby-status")
+    await expect(status).not_to_have_text("Carregando as mesas…")
+    said = await status.text_content()
+    await page.wait_for_timeout(9_000)  # two refreshes of the lists (every 4 s)
+    assert [t for t in await heard(page, "lobby-status") if t != "Carregando as mesas…"] == [said]
+    await page.context.close()

@@ -151,6 +151,19 @@ export function cardLabel(card, variant) {
   return `${rankName} de ${(es ? SUIT_NAME_ES : SUIT_NAME_PT)[suit]}`;
 }
 
+/**
+ * A card's name led by what its corner prints, for a control that plays it: "11 de espadas
+ * (cavalo)", "4 de paus". A voice-control user says what they see ("clicar 11"): a control's
+ * name must hold its visible text (WCAG 2.5.3, Label in Name).
+ */
+export function cardName(card, variant) {
+  const label = cardLabel(card, variant);
+  const corner = cardCorner(card);
+  if (label.startsWith(`${corner} `)) return label;
+  const [rankName, ...suit] = label.split(" de ");
+  return `${corner} de ${suit.join(" de ")} (${rankName})`;
+}
+
 /** A card face (or back, when `card` is null) with a readable name for screen readers. */
 export function cardFace(card, variant, extra = {}) {
   if (!card) {

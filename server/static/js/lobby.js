@@ -108,6 +108,12 @@ document.addEventListener("visibilitychange", () => {
   if (!document.hidden) refresh();
 });
 
+/** The status line (a live region, read aloud at every write): written only when it changes,
+ * not at every refresh of the lists. */
+function say(text) {
+  if (status.textContent !== text) status.textContent = text;
+}
+
 async function loadLists() {
   try {
     const [open, mine] = await Promise.all([api("GET", "/api/tables"), api("GET", "/api/tables?mine=1")]);
@@ -119,10 +125,10 @@ async function loadLists() {
     }
     const others = open.tables.filter((t) => !myIds.has(t.id));
     if (!busy(openList)) openList.replaceChildren(...others.map(openTableItem));
-    status.textContent = others.length === 0 ? "Nenhuma mesa esperando jogadores agora: crie uma!"
-      : `${others.length} ${others.length === 1 ? "mesa" : "mesas"} com lugar livre.`;
+    say(others.length === 0 ? "Nenhuma mesa esperando jogadores agora: crie uma!"
+      : `${others.length} ${others.length === 1 ? "mesa" : "mesas"} com lugar livre.`);
   } catch (err) {
-    status.textContent = `Não foi possível carregar as mesas: ${err.message}`;
+    say(`Não foi possível carregar as mesas: ${err.message}`);
   }
 }
 

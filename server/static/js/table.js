@@ -5,7 +5,7 @@
 // dropped connection, reconnects by itself and says `hello` with it to catch up.
 
 import {
-  api, apiMessage, cardFace, cardLabel, contributionState, el, explainLateContribution, fetchHouseKeys,
+  api, apiMessage, cardFace, cardLabel, cardName, contributionState, el, explainLateContribution, fetchHouseKeys,
   KIND_NAME, myContribution, openTable, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
   rememberSeenCommitment, seenCommitment,
   setContributionState, VARIANT_NAME,
@@ -1794,7 +1794,8 @@ function renderRequest(view) {
   // a request the end of the match cut off waits for nothing
   if (!request || hand.result) {
     box.hidden = true;
-    setLive(box);
+    setLive($("request-ask"));
+    setLive($("request-votes"));
     return;
   }
   const parts = [];
@@ -1816,12 +1817,13 @@ function renderRequest(view) {
     parts.push(el("p", { class: "ask" }, `${capitalized(request.name)}: ${teamMid(request.answering_team)} decide se joga (vale ${request.value}) ou corre${gives}.`));
   }
   const votes = Object.entries(hand.votes ?? {});
+  const voted = [];
   if (votes.length && view.seats === 4) {
     const teamVote = state.pending.find((p) => p.team_vote);
     // the team deciding: mine says "a dupla", the others are named (their votes may be hidden)
     const team = request.answering_team;
     const who = seated() && team === teamOf(state.seat) ? "a dupla" : teamMid(team);
-    parts.push(el("p", { id: "votes", class: "votes" }, firstAnswer() ? "Respostas: " : "Votos: ",
+    voted.push(el("p", { id: "votes", class: "votes" }, firstAnswer() ? "Respostas: " : "Votos: ",
       votes.map(([s, vote]) => {
         const verb = voteName(vote, hand);
         return verb ? `${seatName(Number(s))}: ${verb}` : `${seatName(Number(s))} ${voteVerb()}`;
@@ -1829,8 +1831,10 @@ function renderRequest(view) {
       // a live countdown: the 250 ms ticker updates every `.clock`
       teamVote ? [` — ${who} discorda: `, clockSpan("vote-clock", teamVote.deadline_ms), " para combinar"] : ""));
   }
-  // rebuilt on every message, but written only when it says something new ("pediu truco!" once)
-  setLive(box, ...parts);
+  // rebuilt on every message, but written only when it says something new ("pediu truco!" once;
+  // a vote re-reads the votes alone: the question is a region of its own)
+  setLive($("request-ask"), ...parts);
+  setLive($("request-votes"), ...voted);
   box.hidden = false;
 }
 
@@ -1885,12 +1889,12 @@ function renderHands(view) {
     return el("span", { class: "slot" },
       el("button", {
         type: "button", class: "card-button", disabled: !open,
-        "aria-label": `Jogar ${cardLabel(slot.card, v)}`, dataset: { card: slot.card, action: "play" },
+        "aria-label": `Jogar ${cardName(slot.card, v)}`, dataset: { card: slot.card, action: "play" },
         onclick: () => act(open),
       }, cardFace(slot.card, v)),
       covered ? el("button", {
         type: "button", class: "cover", dataset: { card: slot.card, action: "cover" },
-        "aria-label": `Cobrir ${cardLabel(slot.card, v)} (jogar virada, não vale nada)`, onclick: () => act(covered),
+        "aria-label": `Cobrir ${cardName(slot.card, v)} (jogar virada, não vale nada)`, onclick: () => act(covered),
       }, "Cobrir") : null);
   }));
   markBusy($("my-hand"));
