@@ -112,11 +112,15 @@ async def test_a_raise_the_team_voted_for_is_the_teams(
                         script=[[Action(1, ActionKind.RAISE)], [Action(2, ActionKind.RAISE)]])
     page = await open_table(live_server, browser, table, "voto_2")
     await page.get_by_role("button", name="Jogar 3 de paus").click()
+    ask = page.locator("#request-ask")
+    await expect(ask).to_contain_text("Robô 2 pediu truco!")  # a seat's own raise is its own
     await page.get_by_role("button", name="Seis! (aumentar para 6)").click()
     log = page.locator("#log")
     await expect(log).to_contain_text("Nossa dupla pediu seis! (vale 6)")
     await expect(log).not_to_contain_text("(parceiro) pediu seis")
     await expect(log).to_contain_text("pediu truco! (vale 3)")  # a seat's own raise is its own
+    # the request box says it as the log does (a review: it credited my raise to my partner)
+    await expect(ask).to_have_text("Nossa dupla pediu seis! A mão passa a valer 6.")
     await page.context.close()
 
 

@@ -353,6 +353,22 @@ def test_two_ledger_heads_that_disagree_fail_even_without_the_hand(table):
     assert same.ok  # the same head twice is no contradiction (each warns: past the input)
 
 
+def test_a_chain_checks_each_dealer_by_rotation_itself(table):
+    # a review: every hand of `barajamos-verify chain` said "skip dealer ... checked against
+    # the previous hand by the chain verification", while that verification was running
+    report = check_chain(table.records, pinned=[KEY])
+    assert report.ok
+    for record, entry in zip(table.records, report.entries, strict=True):
+        dealer = entry.check(CheckName.DEALER)
+        assert dealer.status is Status.PASS, (record["hand"], dealer.reason)
+        if record["dealer"]["by"] == "rotation":
+            assert dealer.reason.startswith(f"dealer by rotation: seat {record['dealer']['seat']}")
+    # a hand alone still points to the chain for it
+    rotated = next(r for r in table.records if r["dealer"]["by"] == "rotation")
+    assert check_hand(rotated, pinned=[KEY]).entries[0].check(CheckName.DEALER).status is (
+        Status.SKIP)
+
+
 def test_the_first_hand_of_a_table_must_draw_its_dealer(table):
     first = resign(table.records[0], dealer={"seat": table.records[0]["dealer"]["seat"],
                                              "by": "rotation"})  # fmt: skip

@@ -653,6 +653,7 @@ def check_chain(
             before = seen.get(record.hand - 1)
             checks.append(_seed_chain_check(record, before, anchors, budget, refused))
             checks.append(_match_check(record, before))
+            checks = _rotation_checked(checks, record, before)
         else:
             other = f"a record of table {record.table!r}: not compared with table {table!r}'s"
             checks.append(CheckResult(CheckName.SEED_CHAIN, Status.SKIP, f"{other} seed chain"))
@@ -1025,6 +1026,25 @@ def _seed_chain_check(
         f"hand {record.hand - 1} is not in the input before this record: nothing to compare"
         f" the commitment with{also}",
     )
+
+
+def _rotation_checked(
+    checks: list[CheckResult], record: HandRecord, previous: _Hand | None
+) -> list[CheckResult]:
+    """In a chain, a dealer by rotation is checked here, against the previous hand: the hand
+    alone can only skip it, pointing to the chain verification (which this is)."""
+    if previous is None or record.dealer_by is not DealerChoice.ROTATION:
+        return checks
+    before = previous.record
+    expected = (before.dealer + 1) % before.config.seats
+    if record.dealer == expected:
+        dealer = _pass(CheckName.DEALER, f"dealer by rotation: seat {record.dealer}, after the"
+                       f" previous hand's seat {before.dealer}")
+    else:
+        dealer = _fail(CheckName.DEALER, f"by rotation the dealer is seat {expected} (the"
+                       f" previous hand's seat {before.dealer} + 1), not {record.dealer}")
+    return [dealer if check.name is CheckName.DEALER and check.status is Status.SKIP else check
+            for check in checks]
 
 
 def _match_check(record: HandRecord, previous: _Hand | None) -> CheckResult:
