@@ -161,3 +161,26 @@ async def test_the_lobby_says_its_status_once_not_at_every_refresh(
     await page.wait_for_timeout(9_000)  # two refreshes of the lists (every 4 s)
     assert [t for t in await heard(page, "lobby-status") if t != "Carregando as mesas…"] == [said]
     await page.context.close()
+
+
+# --- what a new player's journey found ------------------------------------------------------
+
+
+async def test_cards_left_when_a_hand_ends_are_not_offered_and_a_rematch_is_told(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    from tests.test_browser_table_ux import paulista_1x1
+
+    # the truco is refused: the hand is over with my three cards still in hand
+    table = ReviewTable(paulista_1x1(), seat=0, names=["jornada_0", "bot"],
+                        script=[[Action(1, ActionKind.DECLINE)]])
+    page = await open_table(live_server, browser, table, "jornada_0")
+    await expect(page.get_by_role("button", name="Jogar 3 de paus")).to_be_visible()
+    await page.get_by_role("button", name="Truco! (vale 3)").click()
+    await expect(page.locator("#my-hand .card")).to_have_count(3)
+    # they were buttons saying "Jogar ..." (disabled) that a screen reader offered
+    await expect(page.locator("#my-hand button")).to_have_count(0)
+    # a rematch starts a new match: the log says so (it went straight on from the last end)
+    table.push({"type": "table", "table": {**table.table_json(), "match": 2}})
+    await expect(page.locator("#log")).to_contain_text("Revanche: começa a partida 2.")
+    await page.context.close()

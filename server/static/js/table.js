@@ -279,6 +279,11 @@ function handle(message) {
       // meanwhile (comparing it with this one would log seats changing back and forth)
       if (state.catchingUp && state.catchUpTo !== null && message.seq <= state.catchUpTo) break;
       seatsChanged(state.table, message.table);
+      // a rematch: the log goes straight on from the last match's end otherwise (its hands keep
+      // the table's numbering: the chain's)
+      if (state.table && message.table.match > (state.table.match ?? 0) && state.table.match > 0) {
+        log(`Revanche: começa a partida ${message.table.match}.`);
+      }
       // a broadcast: the same for everyone, so its `you` is not mine (the welcome said my seat)
       state.table = { ...message.table, you: state.seat, invite: message.table.invite ?? state.table?.invite ?? null };
       break;
@@ -1884,7 +1889,10 @@ function renderHands(view) {
   $("folded-note").hidden = !folded;
   $("blind-note").hidden = !blind || folded;
   const held = folded ? [] : me?.hand ?? [];
-  rebuild($("my-hand"), JSON.stringify([held, plays, blind]), () => held.map((slot) => {
+  // the hand (or the match) is over: the cards left are shown, not offered ("Jogar ..." to no end)
+  const over = Boolean(hand?.result) || Boolean(view.outcome);
+  rebuild($("my-hand"), JSON.stringify([held, plays, blind, over]), () => held.map((slot) => {
+    if (over && slot.card) return el("span", { class: "slot left-over" }, cardFace(slot.card, v));
     if (blind) {
       const action = plays.find((a) => a.position === slot.position);
       return el("button", {
