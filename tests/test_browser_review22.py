@@ -184,3 +184,53 @@ async def test_cards_left_when_a_hand_ends_are_not_offered_and_a_rematch_is_told
     table.push({"type": "table", "table": {**table.table_json(), "match": 2}})
     await expect(page.locator("#log")).to_contain_text("Revanche: começa a partida 2.")
     await page.context.close()
+
+
+# --- what the ranked and operator review found ----------------------------------------------
+
+
+async def test_a_ranked_tables_end_says_what_the_match_moved_however_old_and_if_overturned(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a review: after an overturn the box summed the refund into the match's chips but showed
+    # the rating without it, never saying the match was annulled; and an older match's chips
+    # read "Fichas: 0" once newer lines pushed its own off /api/me/standing's page
+    from datetime import UTC, datetime
+
+    from server.accounts import register
+    from server.app import PASSWORD_COST, POOL
+    from server.ranked import ledger, ratings
+    from tests.test_browser_table_ux import paulista_1x1
+    from tests.test_browser_views import TABLE_ID
+
+    table = ReviewTable(paulista_1x1(score=(3, 9)), seat=1, names=["rival_22", "anulada"],
+                        people={0}, kind="ranked")
+    page = await open_table(live_server, browser, table, "anulada")
+    pool = live_server.app[POOL]
+    rival = await register(pool, "rival_22", "correct horse 42", live_server.app[PASSWORD_COST])
+    me = await pool.fetchval("SELECT id FROM users WHERE name = 'anulada'")
+    ref = f"ranked:{TABLE_ID}:1"
+    await ledger.hold_stakes(pool, ref, [rival.id, me], 50)
+    await ledger.pay_winners(pool, ref, [rival.id])  # I abandoned: rival_22 takes the pot
+    [lost] = [c for c in await ratings.rate_match(
+        pool, ref, Variant.PAULISTA, 2, ([rival.id], [me]), 0, datetime.now(UTC))
+        if c.user_id == me]
+    # the operator overturns my abandonment: the stake and the points come back
+    await ledger.reverse_forfeit(pool, ref, me)
+    await ratings.reverse_match(pool, "abandonment:1", me, ref, datetime.now(UTC))
+    # and 30 later matches (refunded) fill the newest page of my statement
+    for n in range(30):
+        later = f"ranked:{n:016x}:1"
+        await ledger.hold_stakes(pool, later, [rival.id, me], 10)
+        await ledger.refund(pool, later)
+    table.abandon(1)
+
+    def pt(value: float) -> str:
+        return f"{value:.1f}".replace(".", ",")
+
+    delta = lost.before - lost.after.rating
+    await expect(page.locator("#match-over-standing")).to_have_text(
+        f"Classificação: {pt(lost.before)} → {pt(lost.after.rating)} (−{pt(delta)})."
+        f" Fichas: −50. Anulada na revisão do abandono: 50 fichas devolvidas e +{pt(delta)}"
+        " pontos devolvidos (saldo 1000).", timeout=15_000)
+    await page.context.close()

@@ -461,6 +461,15 @@ async def test_my_standing_shows_ratings_matches_chips_and_records(house: House)
     assert record["hands"] == [f"/hands/{TABLE}-3", f"/hands/{TABLE}-4"]
     assert standing["pause_remaining_s"] == 0
     assert (await ana.json("/api/me/standing"))["abandonments"] == []
+    # one match's lines alone (the table page's end box asks so: however old the match)
+    one = await bia.json(f"/api/me/standing?match=ranked:{TABLE}:1")
+    assert [line["reason"] for line in one["chips"]["ledger"]] == ["hold"]
+    assert [h["match"] for h in one["history"]] == [f"ranked:{TABLE}:1"]
+    other = await bia.json(f"/api/me/standing?match=ranked:{TABLE}:2")
+    assert other["chips"]["ledger"] == [] and other["history"] == []
+    for bad in ("x", f"arena:{TABLE}:1", f"ranked:{TABLE}:0", f"ranked:{TABLE}:1%0a"):
+        assert (await bia.json(f"/api/me/standing?match={bad}", status=400))["error"] == (
+            "bad_match")
     page = await bia.get("/me")
     assert page.status == 200
     text = await page.text()

@@ -15,6 +15,7 @@ message in pt-BR on the page (forms, which work without JavaScript).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -493,7 +494,14 @@ async def _join_queue(request: web.Request, user: User, body: Mapping[str, Any])
     return await _service(request).join(user.id, key, partner)
 
 
-async def _standing(request: web.Request, user: User) -> dict[str, Any]:
+# `GET /api/me/standing?match=`: a ranked match's reference (`service.match_ref`)
+_RANKED_MATCH = re.compile(r"ranked:[0-9a-f]{16}:[1-9][0-9]{0,8}")
+
+
+async def _standing(request: web.Request, user: User,
+                    match: str | None = None) -> dict[str, Any]:
+    """What /me shows. `match`: its history and chip lines are that match's only (all of them,
+    however old: the newest page may no longer hold them)."""
     db = _pool(request)
     now = _now(request)
     rows = await db.fetch(
@@ -504,8 +512,9 @@ async def _standing(request: web.Request, user: User) -> dict[str, Any]:
               for r in rows]
     history = await db.fetch(
         "SELECT id, variant, seats, reason, match_ref, rating_before, rating_after, rd_after, at "
-        "FROM ranked_rating_history WHERE user_id = $1 ORDER BY id DESC LIMIT $2",
-        user.id, PAGE)
+        "FROM ranked_rating_history WHERE user_id = $1 AND ($3::text IS NULL OR match_ref = $3)"
+        " ORDER BY id DESC LIMIT $2",
+        user.id, PAGE, match)
     lines = [{"id": r["id"], "variant": r["variant"], "seats": r["seats"],
               "reason": r["reason"], "match": r["match_ref"],
               "before": round(r["rating_before"], 2), "after": round(r["rating_after"], 2),
@@ -522,7 +531,7 @@ async def _standing(request: web.Request, user: User) -> dict[str, Any]:
                 "overturned_at": reversed_at.get(h["match"])}
                for h in lines if h["reason"] == "match"]
     balance = await ledger.balance(db, user.id)
-    statement = await ledger.statement(db, user.id, limit=PAGE)
+    statement = await ledger.statement(db, user.id, limit=PAGE, match_ref=match)
     started = await _match_starts(db, [s.match_ref for s in statement if s.match_ref])
     records = await review.list_records(db, user_id=user.id, limit=PAGE)
     paused = await review.pause_remaining(db, user.id, now)
@@ -948,7 +957,12 @@ async def api_decline(request: web.Request) -> web.StreamResponse:
 
 @_api
 async def api_standing(request: web.Request) -> web.StreamResponse:
-    return web.json_response(await _standing(request, api_require_user(request)))
+    user = api_require_user(request)
+    match = request.query.get("match")
+    if match is not None and not _RANKED_MATCH.fullmatch(match):
+        raise RankedError("bad_match", "match is a ranked match's reference:"
+                          " ranked:<table id>:<match number>.")
+    return web.json_response(await _standing(request, user, match))
 
 
 @_api

@@ -337,9 +337,11 @@ async def reverse_forfeit(db: Db, match_ref: str, user_id: int) -> Posting:
 
 
 async def statement(
-    db: Db, user_id: int, *, limit: int = 50, before_entry: int | None = None
+    db: Db, user_id: int, *, limit: int = 50, before_entry: int | None = None,
+    match_ref: str | None = None,
 ) -> tuple[StatementLine, ...]:
-    """The player's wallet lines, newest first; page on with `before_entry` (last id seen)."""
+    """The player's wallet lines, newest first; page on with `before_entry` (last id seen).
+    `match_ref`: that match's lines only (its hold, payout or refund, a reversal)."""
     user_id = _check_user(user_id)
     if not 1 <= limit <= 500:
         raise LedgerError("bad_page", "A statement page holds 1 to 500 lines.")
@@ -352,8 +354,9 @@ async def statement(
         "FROM chip_lines l JOIN chip_entries e ON e.id = l.entry_id "
         "WHERE l.account_id = (SELECT id FROM chip_accounts WHERE code = $1) "
         "AND ($2::bigint IS NULL OR l.entry_id < $2) "
+        "AND ($4::text IS NULL OR e.match_ref = $4) "
         "ORDER BY l.entry_id DESC LIMIT $3",
-        wallet(user_id), before_entry, limit,
+        wallet(user_id), before_entry, limit, match_ref,
     )
     return tuple(
         StatementLine(

@@ -1295,20 +1295,32 @@ async function showStanding(match) {
     if (attempt) await new Promise((resolve) => { setTimeout(resolve, 1000 * attempt); });
     let standing;
     try {
-      standing = await api("GET", "/api/me/standing");
+      // this match's lines only, however old it is (the newest page may no longer hold them)
+      standing = await api("GET", `/api/me/standing?match=${encodeURIComponent(ref)}`);
     } catch {
       continue;
     }
     // rated and paid in one transaction: the rating line says the match is settled
-    const rated = (standing.history ?? []).find((h) => h.match === ref && h.reason === "match");
+    const history = standing.history ?? [];
+    const rated = history.find((h) => h.match === ref && h.reason === "match");
     if (!rated) continue;
-    const chips = (standing.chips?.ledger ?? []).filter((line) => line.match === ref)
-      .reduce((sum, line) => sum + line.amount, 0);
+    // what the match itself moved (stake, prize or refund); an overturn on review comes after
+    const ledger = (standing.chips?.ledger ?? []).filter((line) => line.match === ref);
+    const sum = (lines) => lines.reduce((total, line) => total + line.amount, 0);
+    const chips = sum(ledger.filter((line) => line.reason !== "reversal"));
     // as /me writes them: the rating with one decimal (a decimal comma), its change signed
     const decimal = (n) => n.toFixed(1).replace(".", ",");
-    const delta = `${rated.delta >= 0 ? "+" : "−"}${decimal(Math.abs(rated.delta))}`;
-    node.textContent = `Classificação: ${decimal(rated.before)} → ${decimal(rated.after)} (${delta}). `
-      + `Fichas: ${chips > 0 ? "+" : chips < 0 ? "−" : ""}${Math.abs(chips)} (saldo ${standing.chips.balance}).`;
+    const signed = (n, text) => `${n > 0 ? "+" : n < 0 ? "−" : ""}${text(Math.abs(n))}`;
+    let text = `Classificação: ${decimal(rated.before)} → ${decimal(rated.after)} (${signed(rated.delta, decimal)}). `
+      + `Fichas: ${signed(chips, String)}`;
+    const back = history.find((h) => h.match === ref && h.reason === "reversal");
+    const returned = sum(ledger.filter((line) => line.reason === "reversal"));
+    if (back || returned) {
+      const what = [returned ? `${returned} ${returned === 1 ? "ficha devolvida" : "fichas devolvidas"}` : "",
+        back ? `${signed(back.delta, decimal)} pontos devolvidos` : ""].filter(Boolean).join(" e ");
+      text += `. Anulada na revisão do abandono: ${what}`;
+    }
+    node.textContent = `${text} (saldo ${standing.chips.balance}).`;
     node.hidden = false;
     return;
   }
