@@ -20,9 +20,11 @@
   concurrent attempts cannot all slip under the limit.
 - Those limits alone let anyone lock a chosen player out (fifty wrong guesses from ten
   addresses every 15 minutes, the right password refused too). So a browser a player has logged
-  in from keeps a device cookie (HMAC-signed user id and nonce, a year; OWASP's "device
-  cookies"): a login or password check for that player from it is held only to its own limit
-  (5 failures), not to the name's, the address's or the pair's, which strangers can reach.
+  in from keeps a device cookie (OWASP's "device cookies", a year): the user id and a nonce,
+  HMAC-signed together with a digest of the password hash they logged in with, so a password
+  change revokes every such cookie. A login or password check for that player from it is held
+  to its own limit (5 failures) and to the name's across all its devices (50), not to the
+  name's, address's or pair's for strangers, which strangers can reach.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import hmac
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 from typing import Any
@@ -77,10 +79,17 @@ class Role(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Device:
-    """A browser `user_id` logged in from (its device cookie, `device_of`)."""
+    """A device cookie as a browser sent it (`device_of`): trusted only for the player it names
+    while their password is the one it was signed with (`trusted_for`)."""
 
     user_id: int
     nonce: str
+    mac: str
+    key: bytes = field(repr=False, compare=False)
+
+    def trusted_for(self, user_id: int, password_hash: str) -> bool:
+        return self.user_id == user_id and hmac.compare_digest(
+            self.mac, _device_mac(self.key, user_id, self.nonce, password_hash))
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,15 +338,18 @@ async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remo
                            _LOCK_LOGIN_REMOTE, remote)
         # a browser this name's owner logged in from: held to its own limit only
         trusted = None
-        if device is not None and name_lower and device.user_id == await conn.fetchval(
-                "SELECT id FROM users WHERE lower(name) = $1", name_lower):
-            trusted = device.nonce
+        if device is not None and name_lower:
+            owner = await conn.fetchrow(
+                "SELECT id, password_hash FROM users WHERE lower(name) = $1", name_lower)
+            if owner is not None and device.trusted_for(owner["id"], owner["password_hash"]):
+                trusted = device.nonce
         failures = await conn.fetchrow(
             """SELECT
                  count(*) FILTER (WHERE name_lower = $1 AND remote = $2) AS by_pair,
                  count(*) FILTER (WHERE name_lower = $1) AS by_name,
                  count(*) FILTER (WHERE remote = $2) AS by_remote,
-                 count(*) FILTER (WHERE device = $4) AS by_device
+                 count(*) FILTER (WHERE device = $4) AS by_device,
+                 count(*) FILTER (WHERE name_lower = $1 AND device IS NOT NULL) AS by_devices
                FROM login_attempts
                WHERE NOT succeeded AND at > now() - $3::interval
                  AND (name_lower = $1 OR remote = $2)""",
@@ -345,7 +357,10 @@ async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remo
         )
         assert failures is not None
         if trusted is not None:
-            limited = failures["by_device"] >= MAX_FAILURES_PER_DEVICE
+            # its own limit, and the name's over all its owner's devices: more cookies (one
+            # per login) are not more guesses
+            limited = (failures["by_device"] >= MAX_FAILURES_PER_DEVICE
+                       or failures["by_devices"] >= MAX_FAILURES_PER_NAME)
         else:
             limited = (failures["by_pair"] >= MAX_FAILURES_PER_PAIR
                        or failures["by_name"] >= MAX_FAILURES_PER_NAME
@@ -485,26 +500,30 @@ def new_csrf_cookie() -> str:
     return secrets.token_urlsafe(24)
 
 
-def _device_mac(cookie_key: bytes, user_id: int, nonce: str) -> str:
-    message = b"device:%d:" % user_id + nonce.encode()
+def _device_mac(cookie_key: bytes, user_id: int, nonce: str, password_hash: str) -> str:
+    # the password hash's digest: a new password revokes every device cookie of the old one
+    message = (b"device:%d:" % user_id + nonce.encode() + b":"
+               + hashlib.sha256(password_hash.encode()).digest())
     return hmac.new(cookie_key, message, hashlib.sha256).hexdigest()[:32]
 
 
-def new_device_cookie(cookie_key: bytes, user_id: int) -> str:
-    """A device cookie's value for a browser `user_id` just logged in from (`Device`)."""
+_DEVICE_COOKIE = re.compile(r"([0-9]{1,18})\.([A-Za-z0-9_-]{1,32})\.([0-9a-f]{32})")
+
+
+def new_device_cookie(cookie_key: bytes, user_id: int, password_hash: str) -> str:
+    """A device cookie's value for a browser `user_id` just logged in from, with the password
+    of `password_hash` (`Device`)."""
     nonce = secrets.token_urlsafe(12)
-    return f"{user_id}.{nonce}.{_device_mac(cookie_key, user_id, nonce)}"
+    return f"{user_id}.{nonce}.{_device_mac(cookie_key, user_id, nonce, password_hash)}"
 
 
 def device_of(cookie_key: bytes, value: str | None) -> Device | None:
-    """The device a cookie value names, when this house signed it (else None: ignored)."""
-    parts = (value or "").split(".")
-    if len(parts) != 3 or not parts[0].isascii() or not parts[0].isdigit() or len(parts[0]) > 18:
+    """The device cookie `value` as sent, to check with the key it was signed with (None: not
+    one of this house's form, ignored)."""
+    found = _DEVICE_COOKIE.fullmatch(value or "")
+    if found is None:
         return None
-    user_id, nonce, mac = int(parts[0]), parts[1], parts[2]
-    if not nonce or not hmac.compare_digest(mac, _device_mac(cookie_key, user_id, nonce)):
-        return None
-    return Device(user_id, nonce)
+    return Device(int(found.group(1)), found.group(2), found.group(3), cookie_key)
 
 
 def cookie_name(name: str, *, secure: bool) -> str:

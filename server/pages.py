@@ -177,7 +177,7 @@ async def _open_session(request: web.Request, user: User, next_path: str) -> web
         secure=request.app[CONFIG].secure_cookies,
         max_age=int(accounts.SESSION_LIFETIME.total_seconds()),
     )
-    keep_device(request, response, user)
+    await keep_device(request, response, user)
     return response
 
 
@@ -258,7 +258,7 @@ async def hand_page(request: web.Request) -> web.Response:
     hand = request.match_info["hand"]
     if not TABLE_ID.fullmatch(table_id):
         return _table_not_found(request)
-    from server.live.api import MAX_STORED_HAND
+    from server.live.api import MAX_STORED_HAND, public_record
 
     number = ascii_uint(hand)
     digits = hand.isascii() and hand.isdigit()
@@ -272,9 +272,7 @@ async def hand_page(request: web.Request) -> web.Response:
         raise web.HTTPMovedPermanently(f"/h/{table_id}/{number}")
     # the page reads the record itself (`/hands/{id}`) and says when there is none; its status
     # says so too, as that JSON's: 404 for a hand never played or still in play
-    recorded = await request.app[POOL].fetchval(
-        "SELECT true FROM live_hands WHERE table_id = $1 AND hand = $2 AND record IS NOT NULL",
-        table_id, number)
+    recorded = await public_record(request.app[POOL], table_id, number) is not None
     return render(request, "hand.html", status=200 if recorded else 404, table_id=table_id,
                   hand_number=number)
 
@@ -436,7 +434,10 @@ async def password_form(request: web.Request) -> web.Response:
     except AccountError as exc:
         return render(request, "account.html", status=exc.status, headers=exc.headers(),
                       errors=by_field([_password_error_pt(exc, new)]))
-    return render(request, "account.html", changed=True, ended_sessions=ended)
+    page = render(request, "account.html", changed=True, ended_sessions=ended)
+    # the new password revoked every device cookie: this browser gets one for it
+    await keep_device(request, page, user)
+    return page
 
 
 def local_time(moment: datetime, style: str = "seconds") -> markupsafe.Markup:

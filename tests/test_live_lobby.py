@@ -462,7 +462,9 @@ async def test_hand_numbers_beyond_the_stored_range_are_unknown_hands(live: Live
             assert resp.content_type == "text/html"
             assert "Mão não encontrada" in await resp.text()
     async with public.get(live.base / f"h/{tid}/1") as resp:
-        assert resp.status == 200
+        # well formed but never played here: the hand page itself, whose status says so
+        assert resp.status == 404
+        assert 'id="rec-score"' in await resp.text()
 
 
 async def test_operator_abandonment_ids_are_ascii_digits(live: Live) -> None:

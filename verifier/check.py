@@ -1028,6 +1028,11 @@ def _seed_chain_check(
     )
 
 
+def _next_dealer(before: HandRecord) -> int:
+    """The dealer of the hand after `before` in its match: the deal passes to the next seat."""
+    return (before.dealer + 1) % before.config.seats
+
+
 def _rotation_checked(
     checks: list[CheckResult], record: HandRecord, previous: _Hand | None
 ) -> list[CheckResult]:
@@ -1036,7 +1041,7 @@ def _rotation_checked(
     if previous is None or record.dealer_by is not DealerChoice.ROTATION:
         return checks
     before = previous.record
-    expected = (before.dealer + 1) % before.config.seats
+    expected = _next_dealer(before)
     if record.dealer == expected:
         dealer = _pass(CheckName.DEALER, f"dealer by rotation: seat {record.dealer}, after the"
                        f" previous hand's seat {before.dealer}")
@@ -1068,7 +1073,7 @@ def _match_check(record: HandRecord, previous: _Hand | None) -> CheckResult:
     problems = []
     if record.config != before.config:
         problems.append("variant, seats or mode changed within the match")
-    expected_dealer = (before.dealer + 1) % before.config.seats
+    expected_dealer = _next_dealer(before)
     if record.dealer != expected_dealer:
         problems.append(f"the dealer should be seat {expected_dealer}, not {record.dealer}")
     if record.score_before != before.score_after:

@@ -330,13 +330,20 @@ async def public_key(request: web.Request) -> web.StreamResponse:
                               "scheme": SHUFFLE_VERSION, "handovers": house.handovers})
 
 
+async def public_record(pool: Any, table_id: str, hand: int) -> str | None:
+    """The signed record of a finished hand, as written (JSON text); None for a hand in play
+    or one that never was: a hand in play is not public."""
+    record = await pool.fetchval(
+        "SELECT record::text FROM live_hands WHERE table_id = $1 AND hand = $2"
+        " AND record IS NOT NULL", table_id, hand)
+    return record if isinstance(record, str) else None
+
+
 async def hand_record(request: web.Request) -> web.StreamResponse:
     match = HAND_ID.fullmatch(request.match_info["hand_id"])
     record = None
     if match is not None and int(match.group(2)) <= MAX_STORED_HAND:
-        record = await request.app[POOL].fetchval(
-            "SELECT record::text FROM live_hands WHERE table_id = $1 AND hand = $2"
-            " AND record IS NOT NULL", match.group(1), int(match.group(2)))
+        record = await public_record(request.app[POOL], match.group(1), int(match.group(2)))
     if record is None:
         # a hand in play is not public: it is as unknown as a hand that never was
         raise ApiError(404, "hand_not_found", "No finished hand with that id.")

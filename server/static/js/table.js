@@ -245,6 +245,8 @@ function handle(message) {
       break;
     }
     case "snapshot":
+      // who made the request now pending is read from the view alone (the events are missed)
+      state.votedRequest = null;
       state.lastSeq = message.seq;
       seatsChanged(state.table, message.table);
       state.table = message.table;
@@ -1104,6 +1106,7 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       // the previous hand's summary stays up (titled with its number) until this hand ends;
       // the partner's last signal was about the previous hand
       clearSignalReceived();
+      state.votedRequest = null;
       log(`Mão ${handNumber}: ${seatName(event.dealer)} deu as cartas; ${seatMid(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
       break;
     case "card_played":
