@@ -467,7 +467,7 @@ CHAIN_RECORDS_SQL = (
 
 COPIED: dict[str, tuple[str, ...]] = {
     "server.ranked.http:_my_records": (MY_RECORDS_CHIPS_SQL,),
-    "server.live.api:hand_record": (HAND_RECORD_SQL,),
+    "server.live.api:public_record": (HAND_RECORD_SQL,),
     "server.live.api:table_chain": (TABLE_EXISTS_SQL, CHAIN_ANCHORS_SQL, CHAIN_RECORDS_SQL),
 }
 
@@ -596,7 +596,7 @@ def queries(s: Subjects) -> list[Query]:
               _fetch(MY_RECORDS_CHIPS_SQL, heavy_wallet, list(s.heavy_refs))),
         Query("session lookup (every request)", "server/accounts.py user_for_token", True,
               session),
-        Query("hand record by id", "server/live/api.py hand_record", True, hand_record),
+        Query("hand record by id", "server/live/api.py public_record", True, hand_record),
         Query("table chain, 160 hands", "server/live/api.py table_chain", True, table_chain),
         Query("leaderboard, paulista 1v1", "server/ranked/ratings.py leaderboard", True,
               leaderboard),
