@@ -389,8 +389,9 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
             given[name] = values.pop(name)  # type: ignore[assignment]
     data_dir = values.get("data_dir", Path(".data"))
     assert isinstance(data_dir, Path)
-    problem = None if "database_url" in values else embedded_folder_problem(data_dir.resolve())
+    folder = data_dir.resolve()
+    problem = None if "database_url" in values else embedded_folder_problem(folder)
     if problem is not None:  # said before anything is made in the folder
         raise ConfigError(f"{problem}: choose another --data-dir, or give DATABASE_URL")
-    values.update(load_secrets(data_dir.resolve(), given) if keep_secrets else given)
+    values.update(load_secrets(folder, given) if keep_secrets else given)
     return Config(**values)  # type: ignore[arg-type]

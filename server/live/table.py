@@ -1564,7 +1564,6 @@ class TableActor:
         self.state = new_state
         hand.actions.append(action)
         metrics.count_action(self.config.variant.value, action.kind.value)
-        back = clears
         if clears_absence:
             self.absent.discard(seat)
             self.streaks.pop(seat, None)
@@ -1577,7 +1576,7 @@ class TableActor:
             self._reschedule(acted=seat)
             seq = self._emit_update(events)
             metrics.action_latency.observe(time.perf_counter() - arrival)
-        if back:
+        if clears:
             self._emit({"type": "absent", "seat": seat, "absent": False, "automatic": 0})
         return seq
 

@@ -209,6 +209,12 @@ export function myContribution(table, hand) {
   }
 }
 
+/** The hand whose contribution of mine at `table` the storage key `key` holds, else null. */
+export function contributionHandOf(key, table) {
+  const prefix = `${MINE_PREFIX}${table}-`;
+  return key?.startsWith(prefix) ? Number(key.slice(prefix.length)) : null;
+}
+
 // What became of my contribution: "sent" (no answer yet), "received" (acked, or its `entropy`
 // event seen) or "late" (the hand was dealt without it: it never reached the table in time).
 const MINE_STATE_PREFIX = "barajamos:mine-state:";

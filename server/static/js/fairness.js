@@ -25,14 +25,14 @@ const HAND_FIELDS = [
 
 const encoder = new TextEncoder();
 
-/** A record or input that cannot be read at all (the CLI's exit status 2). */
 /** A value quoted in a verdict: its first characters only, as the CLI quotes (FAIRNESS.md 9). */
 export function clip(text, limit = 40) {
   const value = String(text);
   return value.length <= limit ? value : `${value.slice(0, limit)}…`;
 }
 
-/** Why a record cannot be read: at most 300 characters, as the CLI's messages. */
+/** A record or input that cannot be read at all (the CLI's exit status 2); its message, why,
+ * at most 300 characters, as the CLI's. */
 export class UnreadableError extends Error {
   constructor(message) {
     super(clip(message, 300));

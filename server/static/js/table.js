@@ -5,7 +5,7 @@
 // dropped connection, reconnects by itself and says `hello` with it to catch up.
 
 import {
-  api, apiMessage, cardFace, cardLabel, cardName, contributionState, el, explainLateContribution, fetchHouseKeys,
+  api, apiMessage, cardFace, cardLabel, cardName, contributionHandOf, contributionState, el, explainLateContribution, fetchHouseKeys,
   KIND_NAME, myContribution, openTable, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
   rememberSeenCommitment, seenCommitment,
   setContributionState, VARIANT_NAME,
@@ -317,9 +317,8 @@ function handle(message) {
         // dealt without mine: a contribution of mine for it did not make it in time. Noted here
         // too while catching up, which decides nothing else: its replay may go on to the next
         // hand, and this one would stay "sent"
-        if (seated() && !(state.handInfo.entropy_from ?? []).includes(state.seat)
-            && myContribution(tableId, message.hand) && contributionState(tableId, message.hand) !== "received") {
-          setContributionState(tableId, message.hand, "late");
+        if (seated() && !(state.handInfo.entropy_from ?? []).includes(state.seat)) {
+          noteLateEntropy(message.hand);
         }
         maybeSendEntropy();
       }
@@ -575,6 +574,13 @@ function entropyHand(id) {
  * one is made only when there is none. A hand dealt without mine marks a stored, unconfirmed
  * contribution as not arrived in time.
  */
+/** `hand` was dealt without my contribution: one of mine for it did not make it in time. */
+function noteLateEntropy(hand) {
+  if (myContribution(tableId, hand) && contributionState(tableId, hand) !== "received") {
+    setContributionState(tableId, hand, "late");
+  }
+}
+
 function maybeSendEntropy() {
   const info = state.handInfo;
   if (state.catchingUp || !info || state.seat === null || state.seat === undefined) return;
@@ -584,9 +590,7 @@ function maybeSendEntropy() {
     return;
   }
   if (info.phase !== "entropy") {
-    if (myContribution(tableId, hand) && contributionState(tableId, hand) !== "received") {
-      setContributionState(tableId, hand, "late");
-    }
+    noteLateEntropy(hand);
     return;
   }
   if (contributionState(tableId, hand) === "received" || state.entropySent.has(hand)) return;
@@ -620,9 +624,8 @@ function keepAccepted(hand) {
 }
 
 window.addEventListener("storage", (event) => {
-  const prefix = `barajamos:mine:${tableId}-`;
-  if (!event.key?.startsWith(prefix)) return;
-  const hand = Number(event.key.slice(prefix.length));
+  const hand = contributionHandOf(event.key, tableId);
+  if (hand === null) return;
   const accepted = state.acceptedEntropy.get(hand);
   if (accepted && event.newValue !== accepted) rememberContribution(tableId, hand, accepted);
 });
