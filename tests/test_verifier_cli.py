@@ -160,6 +160,19 @@ def test_chain_as_json_lines_and_as_a_directory(capsys, tmp_path):
     assert status == 0, out
 
 
+def test_a_record_saved_indented_is_a_chain_of_one(capsys, tmp_path):
+    record = load_vectors("hand.json")["record"]
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(record, indent=2))
+    status, out, err = run(capsys, "chain", str(path), "--key", PUBLIC_KEY)
+    assert status == 0, (out, err)
+    # two indented records are neither a list nor JSON lines: the message says what a chain is
+    path.write_text(json.dumps(record, indent=2) + "\n" + json.dumps(record, indent=2))
+    status, out, err = run(capsys, "chain", str(path), "--key", PUBLIC_KEY)
+    assert status == 2 and out == ""
+    assert "a chain file is a JSON list, or JSON lines: one record per line" in err
+
+
 def test_deck_rebuilds_a_vector(capsys):
     case = next(c for c in load_vectors("decks.json")["cases"] if c["dealer"] is None)
     argv = ["--json", "deck", "--seed", case["seed"], "--table", case["table"], "--hand",
@@ -565,6 +578,8 @@ RAW_ANSWERS = {
     "/short-body": b'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{"a":1}',
     "/to-ftp": b"HTTP/1.1 302 Found\r\nLocation: ftp://127.0.0.1:1/x.json\r\n"
     b"Content-Length: 0\r\n\r\n",
+    "/to-file": b"HTTP/1.1 301 Moved\r\nLocation: file:///etc/passwd\r\n"
+    b"Content-Length: 0\r\n\r\n",
     "/escape": b"HTTP/1.1 404 \x1b[31mRED\x1b[0m\r\nContent-Length: 0\r\n\r\n",
     # a server's long lines are quoted by their first characters only
     "/long-status": b"HTTP/1.1 " + b"9" * 60_000 + b" OK\r\n\r\n",
@@ -620,6 +635,7 @@ def test_a_broken_http_answer_is_one_line_exit_2(capsys, raw_server, path):
     assert len(err.splitlines()) == 1 and "Traceback" not in err and "\x1b" not in err
     assert err.startswith(f"barajamos-verify: {raw_server}{path}: ") and len(err) < 500
     expected = {"/to-ftp": "only http and https", "/to-long-ftp": "only http and https",
+                "/to-file": "redirected to 'file:///etc/passwd': only http and https",
                 "/escape": "HTTP 404 \\x1b[31mRED\\x1b[0m"}
     assert expected.get(path, "not a valid HTTP answer") in err
 

@@ -113,6 +113,25 @@ def test_handovers_are_a_set_the_old_key_stays_trusted_and_trust_flows_forward(t
     assert "table mesa-s hand 1" in failed and "table mesa-s hand 4" not in failed
 
 
+def test_a_handover_from_a_key_not_trusted_is_skipped_not_failed(table):
+    # the house serves every hand-over at the start of every chain: a table begun after a
+    # rotation, checked with only the current key pinned (FAIRNESS.md 9) or with none
+    old = sample_signing_key()
+    new = signing_key_from_seed(bytes(range(1, 33)))
+    records = rechain(list(table.records), [new] * len(table.records))
+    to_new = sign_statement(build_key_handover(AT, bytes(new.verify_key)), old)
+    for pinned in ([bytes(new.verify_key)], []):
+        report = check_chain([to_new, *records], pinned=pinned)
+        assert report.ok, report.failures
+        key = report.entries[0].check(CheckName.KEY)
+        assert key.status is Status.SKIP and "not trusted here" in key.reason
+    # its signature is still checked: an altered hand-over fails
+    forged = dict(to_new, at=AT + 1)
+    report = check_chain([forged, *records], pinned=[bytes(new.verify_key)])
+    assert [(check.name, check.status) for _, check in report.failures] == [
+        (CheckName.SIGNATURE, Status.FAIL)]
+
+
 def test_a_handover_whose_key_id_is_not_its_keys_is_unreadable(capsys, tmp_path, table):
     new = signing_key_from_seed(bytes(range(1, 33)))
     statement = build_key_handover(AT, bytes(new.verify_key))

@@ -617,7 +617,8 @@ def check_chain(
     refused: dict[int, list[str]] = {}
     for obj, statement in statements:
         assert statement.signed_by is not None
-        checks = [trust.check(statement.signed_by), _signature_check(obj, statement.signed_by)]
+        checks = [_statement_key_check(statement, trust),
+                  _signature_check(obj, statement.signed_by)]
         trusted = not any(check.failed for check in checks)
         if isinstance(statement, SeedAnchor) and statement.table == table and trusted:
             anchors.add(statement)
@@ -783,6 +784,28 @@ def _kind_of(statement: Statement) -> RecordKind:
     if isinstance(statement, LedgerHead):
         return RecordKind.LEDGER_HEAD
     return RecordKind.KEY_HANDOVER
+
+
+def _statement_key_check(statement: Statement, trust: KeyTrust) -> CheckResult:
+    """A statement's `key` check. A hand-over from a key nobody trusts here is skipped, not
+    failed: it adds no trust (`_follow_handovers`), and a chain served after a rotation carries
+    the hand-overs from every earlier key, which whoever pinned only the current key (as section
+    9 says to) does not trust."""
+    signed = statement.signed_by
+    assert signed is not None
+    check = trust.check(signed)
+    if (
+        isinstance(statement, KeyHandover)
+        and check.failed
+        and signed.key_id == key_id_for(signed.public_key)
+    ):
+        return CheckResult(
+            CheckName.KEY,
+            Status.SKIP,
+            f"a hand-over from key {signed.key_id}, which is not trusted here: it adds no trust"
+            f" (pin key {signed.key_id} to check what it signed)",
+        )
+    return check
 
 
 def _follow_handovers(

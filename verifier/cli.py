@@ -119,7 +119,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "deck", help="rebuild a deck, deal, vira and first dealer", parents=[json_flag]
     )
     deck.add_argument("--seed", required=True, help="the revealed seed, 64 hex digits")
-    deck.add_argument("--table", required=True, help="the table id")
+    deck.add_argument("--table", required=True,
+                      help="the table id (one that begins with - is written --table=ID)")
     deck.add_argument("--hand", required=True, type=int, help="the table hand number (1-based)")
     deck.add_argument("--variant", required=True, choices=[v.value for v in Variant])
     deck.add_argument("--seats", required=True, type=int, choices=[2, 4])

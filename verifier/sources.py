@@ -189,22 +189,22 @@ def _connection_classes(
 
 
 class _RedirectHandler(urllib.request.HTTPRedirectHandler):
-    """Follows redirects to http and https only (urllib's own also follows ftp)."""
+    """Follows redirects to http and https only (urllib's own also follows ftp, and refuses
+    file: in words of its own)."""
 
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: Any,
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
-            fp.close()
-            raise InputError(f"{req.full_url}: redirected to {shorten(newurl)!r}: only http and"
-                             " https are fetched")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+    def http_error_302(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any
+    ) -> Any:
+        location = headers.get("location") or headers.get("uri")
+        if location is not None:
+            target = urllib.parse.urljoin(req.full_url, location)
+            if urllib.parse.urlsplit(target).scheme.lower() not in ("http", "https"):
+                fp.close()
+                raise InputError(f"{req.full_url}: redirected to {shorten(target)!r}: only http"
+                                 " and https are fetched")
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
 def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
@@ -468,13 +468,32 @@ def parse_chain(data: bytes, where: str) -> list[dict[str, Any]]:
         line = line.removesuffix("\r")
         if line.strip():
             line_where = f"{where} line {number}"
-            value = parse_json(line.encode("utf-8"), line_where)
+            try:
+                value = parse_json(line.encode("utf-8"), line_where)
+            except InputError as exc:
+                if entries or "\n" not in text.strip():
+                    raise
+                # one record saved over several lines (indented): a chain of that record
+                whole = _one_object(data, where)
+                if whole is None:
+                    raise InputError(f"{exc} (a chain file is a JSON list, or JSON lines: one"
+                                     " record per line)") from None
+                return [whole]
             if not isinstance(value, dict):
                 raise InputError(f"{line_where}: expected a JSON object, got {json_type(value)}")
             entries.append(value)
     if not entries:
         raise InputError(f"{where}: empty input, expected records")
     return entries
+
+
+def _one_object(data: bytes, where: str) -> dict[str, Any] | None:
+    """`data` as one JSON object, or None when it is not one."""
+    try:
+        value = parse_json(data, where)
+    except InputError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def load_chain(source: str, limit: int = CHAIN_LIMIT_BYTES) -> list[dict[str, Any]]:
