@@ -228,7 +228,7 @@ async def test_the_end_is_focused_and_scores_are_said(
     await page.get_by_role("button", name="Jogar 3 de ouros").click()
     log = page.locator("#log")
     await expect(log).to_contain_text(
-        "Fim da mão: Você marca 3 pontos (decidida nas rodadas). Placar: Você 14 x 5 Robô 2.")
+        "Fim da mão: você marca 3 pontos (decidida nas rodadas). Placar: Você 14 x 5 Robô 2.")
     await expect(log).to_contain_text(
         "Fim da partida: Você venceu. Placar final: Você 14 x 5 Robô 2.")
     table.push({"type": "match_over", "termination": "target", "winner": 0, "score": [14, 5],

@@ -242,7 +242,7 @@ async def test_argentino_past_30_says_15_buenas_and_the_total(
                 "score": list(table.state.score), "forfeit_team": None, "forfeit_seat": None,
                 "forfeit_trigger": None})
     await expect(page.locator("#match-over-text")).to_have_text(
-        "Derrota. Robô 2 venceu — chegou ao placar final."
+        "Derrota. Robô 2 venceu — chegou aos 30 pontos."
         " Placar final: Você 8 malas x 31 pontos (15 buenas) Robô 2.")
     text = "".join([await n.text_content() or "" for n in (board, log, page.locator("#main"))])
     assert "16 buenas" not in text, text

@@ -340,7 +340,7 @@ async def test_argentino_words_for_a_declined_truco(
     )
     # the log's reason is in parentheses: it holds none of its own (it said "(… (no quiero))")
     await expect(page.locator("#log")).to_contain_text(
-        "Fim da mão: Você marca 1 ponto (Robô 2 disse no quiero)."
+        "Fim da mão: você marca 1 ponto (Robô 2 disse no quiero)."
     )
     text = await page.locator("#log").text_content() or ""
     assert not re.search(r"\([^()]*\(", text), text

@@ -184,6 +184,23 @@ export function playerName(player) {
   return player.name ?? `Lugar ${player.seat + 1}`;
 }
 
+export function malasBuenas(points) {
+  // Argentino's 30 are counted as 15 malas, then 15 buenas (display only): 30 is the 15th buena,
+  // the match's end; an envido may carry the score past it, never to a 16th buena
+  if (points <= 15) return `${points} ${points === 1 ? "mala" : "malas"}`;
+  return `${Math.min(points, 30) - 15} ${points - 15 === 1 ? "buena" : "buenas"}`;
+}
+
+/** Argentino's score in words: malas / buenas, and past 30 the total too ("31 pontos (15 buenas)"). */
+export function argentinoPoints(points) {
+  return points > 30 ? `${points} pontos (${malasBuenas(points)})` : malasBuenas(points);
+}
+
+/** A side's score as the table page says it: Argentino's in malas and buenas, others a number. */
+export function scorePoints(points, variant) {
+  return variant === "argentino" ? argentinoPoints(points) : String(points);
+}
+
 export const VARIANT_NAME = { paulista: "Paulista", mineiro: "Mineiro", argentino: "Argentino" };
 export const KIND_NAME = { private: "privada", training: "treino", ranked: "ranqueada", arena: "arena" };
 export const STATUS_NAME = { open: "aguardando jogadores", playing: "em jogo", finished: "partida encerrada", closed: "fechada" };

@@ -2,7 +2,7 @@
 
 import {
   cardFace, contributionState, el, explainLateContribution, fetchHouseKeys, houseKeyOptions, myContribution, playedHands,
-  seenCommitment, VARIANT_NAME,
+  scorePoints, seenCommitment, VARIANT_NAME,
 } from "./common.js";
 import { commitmentSeenCheck, seedChainCheck, UnreadableError, verifyHandRecord } from "./fairness.js";
 
@@ -122,7 +122,8 @@ function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   $("rec-seed").textContent = r.seed;
   $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
-  $("rec-score").textContent = `${r.score_before[0]} x ${r.score_before[1]} → ${r.score_after[0]} x ${r.score_after[1]}${scoreNote(r)}`;
+  const pair = (score) => `${scorePoints(score[0], v)} x ${scorePoints(score[1], v)}`;
+  $("rec-score").textContent = `${pair(r.score_before)} → ${pair(r.score_after)}${scoreNote(r)}`;
   $("rec-key").textContent = `${r.key_id} · ${r.public_key}`;
   // the record cannot tell a bot (bots send no entropy) from an absent player; this browser
   // knows the bots of the hands it played (table.js keeps them), else both are said possible

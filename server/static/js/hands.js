@@ -1,7 +1,7 @@
 // My past hands: the tables I sit at (lobby API) and the hands this browser played (kept
 // locally with my entropy), each with its public signed record.
 
-import { api, apiMessage, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, playerName, VARIANT_NAME } from "./common.js";
+import { api, apiMessage, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, playerName, scorePoints, VARIANT_NAME } from "./common.js";
 
 const MAX_TABLES = 30;
 const status = document.getElementById("hands-status");
@@ -59,10 +59,11 @@ function sidesText(sides, seats) {
   return `${team(first)} x ${team(1 - first)}`;
 }
 
-/** A score, my side first when I played there (seat order otherwise). */
-function score(pair, sides) {
+/** A score, my side first when I played there (seat order otherwise); Argentino's in malas and
+ * buenas, as the table page says it. */
+function score(pair, sides, variant) {
   const first = firstTeam(sides);
-  return `${pair[first]} x ${pair[1 - first]}`;
+  return `${scorePoints(pair[first], variant)} x ${scorePoints(pair[1 - first], variant)}`;
 }
 
 async function chain(tableId) {
@@ -77,7 +78,7 @@ function handRow(record, sides) {
   const end = record.end === "completed" ? "" : ` (${record.end === "abandonment" ? "abandono" : "cancelada"})`;
   return el("li", { dataset: { table: record.table, hand: record.hand } },
     el("a", { href: `/h/${record.table}/${record.hand}` }, `Mão ${record.hand}`),
-    ` — ${score(record.score_before, sides)} → ${score(record.score_after, sides)}${end}`,
+    ` — ${score(record.score_before, sides, record.variant)} → ${score(record.score_after, sides, record.variant)}${end}`,
     mine ? el("span", { class: "badge" }, "minha entropia guardada") : "");
 }
 
@@ -101,7 +102,7 @@ function matches(records) {
  * (as the table page says a score); without knowing who played, the seats' order, unnamed. */
 function matchTitle(hands, number, sides) {
   const last = hands[hands.length - 1];
-  const final = score(last.score_after, sides);
+  const final = score(last.score_after, sides, last.variant);
   const winner = last.match_winner;
   const mine = sides?.seat === null || sides?.seat === undefined ? null : sides.seat % 2;
   const result = winner === null || winner === undefined || mine === null ? ""

@@ -2,7 +2,7 @@
 // Private tables are never listed (GET /api/tables leaves them out): they are joined through
 // their invite link, /t/{id}?invite=CODE, on the table page.
 
-import { api, el, KIND_NAME, playerName, STATUS_NAME, VARIANT_NAME } from "./common.js";
+import { api, el, KIND_NAME, playerName, scorePoints, STATUS_NAME, VARIANT_NAME } from "./common.js";
 
 const REFRESH_MS = 4000;
 const form = document.getElementById("new-table");
@@ -69,7 +69,8 @@ function scoreText(table) {
     if (mine === null) return `Dupla ${team === 0 ? "A" : "B"}`;
     return team === mine ? "Nós" : "Eles";
   };
-  return `${side(first)} ${table.score[first]} x ${table.score[1 - first]} ${side(1 - first)}`;
+  const points = (team) => scorePoints(table.score[team], table.variant);
+  return `${side(first)} ${points(first)} x ${points(1 - first)} ${side(1 - first)}`;
 }
 
 function myTableItem(table) {

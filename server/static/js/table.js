@@ -5,8 +5,8 @@
 // dropped connection, reconnects by itself and says `hello` with it to catch up.
 
 import {
-  api, apiMessage, cardFace, cardLabel, cardName, contributionHandOf, contributionState, el, explainLateContribution, fetchHouseKeys,
-  KIND_NAME, myContribution, openTable, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
+  api, apiMessage, argentinoPoints, cardFace, cardLabel, cardName, contributionHandOf, contributionState, el, explainLateContribution,
+  fetchHouseKeys, KIND_NAME, malasBuenas, myContribution, openTable, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
   rememberSeenCommitment, seenCommitment,
   setContributionState, VARIANT_NAME,
 } from "./common.js";
@@ -27,7 +27,6 @@ const VOTE_NAMES = {
 // Argentino answers with its own words (quiero / no quiero)
 const VOTE_NAMES_AR = { ...VOTE_NAMES, accept: "quiero", decline: "no quiero" };
 const TERMINATIONS = {
-  target: "chegou ao placar final",
   abandonment: "abandono (ações automáticas demais ou saída no meio da partida)",
   cancelled: "partida cancelada: ninguém ganha",
   closed: "a mesa foi fechada",
@@ -937,18 +936,6 @@ function pointsText(points) {
   return points === 1 ? "1 ponto" : `${points} pontos`;
 }
 
-function malasBuenas(points) {
-  // Argentino's 30 are counted as 15 malas, then 15 buenas (display only): 30 is the 15th buena,
-  // the match's end; an envido may carry the score past it, never to a 16th buena
-  if (points <= 15) return `${points} ${points === 1 ? "mala" : "malas"}`;
-  return `${Math.min(points, 30) - 15} ${points - 15 === 1 ? "buena" : "buenas"}`;
-}
-
-/** Argentino's score in words: malas / buenas, and past 30 the total too ("31 pontos (15 buenas)"). */
-function argentinoPoints(points) {
-  return points > 30 ? `${points} pontos (${malasBuenas(points)})` : malasBuenas(points);
-}
-
 /** Points the other side scores when the team at mão de onze / dez runs (RULES.md). */
 const SPECIAL_RUN_POINTS = { paulista: 1, mineiro: 2 };
 
@@ -1150,7 +1137,7 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       log(`Envido querido (${envidoChain(event.chain)}): ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}${quietTantos(event.tantos, view?.seats ?? seatCount(), "log")}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
       break;
     case "envido_declined":
-      log(`Envido no querido (${envidoChain(event.chain)}): ${teamName(event.team)} marca ${pointsText(event.points)}.`);
+      log(`Envido no querido (${envidoChain(event.chain)}): ${teamMid(event.team)} marca ${pointsText(event.points)}.`);
       break;
     case "round_ended":
       log(event.winner_team === null ? `Rodada ${event.round + 1}: empatou (cangou).` : `Rodada ${event.round + 1}: ${seatName(event.winner_seat)} ganhou.`);
@@ -1158,11 +1145,16 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
     case "folded":
       log(`${seatName(event.seat)} foi al mazo.`);
       break;
-    case "hand_ended":
-      // the score after the hand, my side first: nothing else reads it aloud
-      log(`Fim da mão: ${event.winner_team === null ? "ninguém marca" : `${teamName(event.winner_team)} marca ${pointsText(event.points)}`} (${handEndReason({ ...event }, view)}). Placar: ${scoreText(event.score ?? view?.score ?? [0, 0])}.`);
+    case "hand_ended": {
+      // the score after the hand, my side first: nothing else reads it aloud. A hand cut off
+      // (the envido reached the target, the match was abandoned) scored nothing itself, but
+      // "ninguém marca" read as if the envido's points did not count either
+      const reason = handEndReason({ ...event }, view);
+      const cut = event.winner_team === null && (event.reason === "match_ended" || event.reason === "abandoned");
+      log(`Fim da mão: ${cut ? reason : event.winner_team === null ? `ninguém marca (${reason})` : `${teamMid(event.winner_team)} marca ${pointsText(event.points)} (${reason})`}. Placar: ${scoreText(event.score ?? view?.score ?? [0, 0])}.`);
       showSummary(view, handNumber);
       break;
+    }
     case "match_ended":
       log(`Fim da partida: ${event.winner === null ? "sem vencedor" : `${teamName(event.winner)} venceu`}. Placar final: ${scoreText(event.score ?? view?.score ?? [0, 0])}.`);
       state.endLogged = state.table?.match ?? null;
@@ -1222,8 +1214,16 @@ function showSummary(view, handNumber) {
   const body = $("summary-body");
   const result = hand.result;
   const parts = [el("p", { class: "result", id: "summary-result" }, handHeadline(hand, view))];
-  const rounds = hand.rounds.map((r, i) => `${i + 1}ª: ${r.tied ? "empate" : seatName(r.winner_seat)}`);
-  if (rounds.length) parts.push(el("p", {}, "Rodadas — ", rounds.join("; ")));
+  // the rounds with their cards: the next hand is dealt at once, and clears the board with them
+  const rounds = playedRounds(hand, v);
+  if (hand.table.length) {  // a round the end cut short (a request declined, the mazo)
+    rounds.push(el("li", { class: "round", dataset: { round: hand.round } },
+      el("span", { class: "round-title" }, `${hand.round + 1}ª rodada: não terminou`),
+      el("span", { class: "plays" }, hand.table.map((p) => playFace(p, v)))));
+  }
+  if (rounds.length) {
+    parts.push(el("ol", { class: "rounds", id: "summary-rounds", "aria-label": "Rodadas da mão" }, rounds));
+  }
   if (hand.envido?.result) {
     const e = hand.envido.result;
     const chain = capitalized(envidoChain(hand.envido.chain));
@@ -1261,7 +1261,9 @@ function scoreText(score) {
 }
 
 function showMatchOver(message) {
-  const why = TERMINATIONS[message.termination] ?? message.termination;
+  // the target itself: the final score may pass it (RULES.md), "o placar final" said nothing
+  const why = message.termination === "target" ? `chegou aos ${variant() === "argentino" ? 30 : 12} pontos`
+    : TERMINATIONS[message.termination] ?? message.termination;
   const mine = state.seat !== null && state.seat !== undefined;
   let text;
   const forfeit = message.termination === "abandonment" && (message.forfeit_team === 0 || message.forfeit_team === 1)
@@ -1878,15 +1880,20 @@ function renderRounds(view) {
     list.replaceChildren();
     return;
   }
-  const items = hand.rounds.map((r, i) => el("li", { class: "round", dataset: { round: i } },
-    el("span", { class: "round-title" }, `${i + 1}ª rodada: `, r.tied ? el("strong", {}, "empate") : el("strong", {}, `${seatName(r.winner_seat)} ganhou`)),
-    el("span", { class: "plays" }, r.plays.map((p) => playFace(p, v)))));
+  const items = playedRounds(hand, v);
   if (hand.table.length || !hand.result) {
     items.push(el("li", { class: "round current", dataset: { round: hand.round } },
       el("span", { class: "round-title" }, `${hand.round + 1}ª rodada (na mesa)`),
       el("span", { class: "plays" }, hand.table.map((p) => playFace(p, v)))));
   }
   list.replaceChildren(...items);
+}
+
+/** A hand's finished rounds, each with its cards and who won it (the board, the hand's summary). */
+function playedRounds(hand, v) {
+  return hand.rounds.map((r, i) => el("li", { class: "round", dataset: { round: i } },
+    el("span", { class: "round-title" }, `${i + 1}ª rodada: `, r.tied ? el("strong", {}, "empate") : el("strong", {}, `${seatName(r.winner_seat)} ganhou`)),
+    el("span", { class: "plays" }, r.plays.map((p) => playFace(p, v)))));
 }
 
 function playFace(play, v) {
