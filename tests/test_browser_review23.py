@@ -10,6 +10,7 @@ from __future__ import annotations
 from playwright.async_api import Browser, expect
 
 from tests.test_browser_table_ux import (  # noqa: F401 (fixtures, found by pytest by name)
+    PHONE,
     LiveServer,
     Policy,
     ReviewTable,
@@ -19,11 +20,21 @@ from tests.test_browser_table_ux import (  # noqa: F401 (fixtures, found by pyte
     new_page,
     paulista_1x1,
     play_hand,
+    screenshot,
     signup,
 )
 from tests.test_browser_tables import DESKTOP
 from tests.test_browser_views import dealt, open_table
-from truco import Action, ActionKind, MatchConfig, Variant, new_match, parse_card, start_hand
+from truco import (
+    Action,
+    ActionKind,
+    MatchConfig,
+    Variant,
+    apply,
+    new_match,
+    parse_card,
+    start_hand,
+)
 
 
 async def test_the_summary_shows_every_rounds_cards(
@@ -125,3 +136,32 @@ async def test_argentino_scores_read_in_malas_and_buenas_off_the_table_too(
 def malas(points: int) -> str:
     assert points <= 15  # a few hands from 0
     return f"{points} {'mala' if points == 1 else 'malas'}"
+
+
+async def test_on_a_phone_a_truco_is_answered_with_my_cards_in_sight(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the review: Argentino 2x2 at 390 x 844, six answers in the bar (quiero, no quiero,
+    # retruco and the three envidos) sat over my cards while the request was in sight
+    state = new_match(MatchConfig(Variant.ARGENTINO, 4), first_dealer=0)
+    hands = [["2D", "KH", "5C"], ["QC", "4S", "6H"], ["AD", "7C", "3S"], ["JD", "5H", "4C"]]
+    state, _ = start_hand(state, dealt(0, hands))
+    for action in (Action(1, ActionKind.PLAY, card=parse_card("QC")),
+                   Action(2, ActionKind.PLAY, card=parse_card("AD")),
+                   Action(3, ActionKind.RAISE)):
+        state = apply(state, action)[0]
+    table = ReviewTable(state, seat=0, names=["fone_0", "b1", "b2", "b3"])
+    page = await open_table(live_server, browser, table, "fone_0", PHONE)
+    await expect(page.locator("#request")).to_contain_text("pediu truco")
+    await page.wait_for_timeout(200)
+    assert await page.locator("#actions button").count() == 6
+    bar = await page.locator("#actions").bounding_box()
+    assert bar is not None
+    for target in ("#request", "#my-hand", "#scoreboard"):
+        await expect(page.locator(target)).to_be_in_viewport(ratio=1)
+        box = await page.locator(target).bounding_box()
+        assert box is not None and box["y"] + box["height"] <= bar["y"] + 1, (target, box, bar)
+    for button in await page.locator("#actions button").all():
+        await expect(button).to_be_in_viewport(ratio=1)
+    await screenshot(page, "phone-truco-with-my-cards")
+    await page.context.close()

@@ -1663,13 +1663,26 @@ function revealRequest(view) {
   const box = $("request").getBoundingClientRect();
   const actions = $("actions");
   const bar = actions.childElementCount ? actions.getBoundingClientRect() : null;
-  // the bar follows the request in the page; stuck to the screen's bottom, it may cover it
+  const stuck = bar !== null && getComputedStyle(actions).position === "sticky";
+  // my cards: a truco is answered on them (a spectator, or a seat gone al mazo, holds none)
+  const cards = $("my-hand-box").hidden || !$("my-hand").childElementCount ? null : $("my-hand").getBoundingClientRect();
+  // the bar follows the request and the cards in the page; stuck to the screen's bottom, it
+  // may cover them
   const bottom = bar ? Math.min(window.innerHeight, bar.top) : window.innerHeight;
-  // an error or my absence notice stuck to the screen's top (a phone) may cover it too
+  // an error or my absence notice stuck to the screen's top (a phone) may cover them too
   const top = keepAlertsClear() ? Math.max(0, $("table-alerts").getBoundingClientRect().bottom) : 0;
+  const seen = (r) => r.top >= top && r.bottom <= bottom;
   // (on a wide screen the bar is not stuck: it must be in sight too)
-  if (box.top >= top && box.bottom <= bottom && (!bar || bar.bottom <= window.innerHeight)) return;
-  $("request").scrollIntoView({ block: "center" });
+  if (seen(box) && (!cards || seen(cards)) && (!bar || bar.bottom <= window.innerHeight)) return;
+  // the lowest thing to see: the bar where it stands in the page, right below my cards, when
+  // it sticks to the screen (scrolled to there, it covers nothing)
+  const last = Math.max(box.bottom, cards?.bottom ?? 0);
+  const lowest = stuck ? last + bar.height + 16 : Math.max(last, bar?.bottom ?? 0);
+  const boardTop = $("board").getBoundingClientRect().top;
+  const room = window.innerHeight - top;
+  if (lowest - boardTop <= room) window.scrollBy(0, boardTop - top); // the whole board: score, vira too
+  else if (lowest - box.top <= room) window.scrollBy(0, lowest - window.innerHeight); // request to cards
+  else $("request").scrollIntoView({ block: "center" });
 }
 
 /**
