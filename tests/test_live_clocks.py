@@ -626,6 +626,37 @@ async def test_a_restart_does_not_cast_pending_votes(
     assert [json.loads(r["action"])["do"] for r in await _automatic_rows(second, tid)]
 
 
+async def test_a_stopping_house_acts_for_nobody(live: Live, vclock: VirtualClock) -> None:
+    # a review: the house closed every socket at SIGINT, then waited up to 5 s for clients that
+    # did not answer the close; meanwhile its clocks acted for the players it had disconnected
+    # (an automatic move, a ranked forfeit with a strike, a hand dealt without their entropy)
+    people = await players(live.base, "ana", "bia")
+    table = await create_table(people[0], "paulista", 2, "private")
+    tid = table["id"]
+    await people[1].post(f"/api/tables/{tid}/join", {"invite": table["invite"], "seat": 1})
+    clients = [await connect(person, tid, seat) for seat, person in enumerate(people)]
+    for client in clients:
+        client.autoplay = False
+    await people[0].post(f"/api/tables/{tid}/start")
+    await dealt(clients)
+    actor = live.house.tables[tid]
+    assert actor.deadlines
+    try:
+        # the sockets are closed (here the clients answer at once; a frozen tab holds the
+        # shutdown up to its grace), the tables are not stopped yet
+        await live.house.close_sockets()
+        await vclock.advance(25.0)  # past the move's 20 s clock
+        await actor.call(_nothing)
+        await actor.call(_nothing)
+        assert await _automatic_rows(live, tid) == []
+        await vclock.advance(60.0)  # past the empty seats' 60 s: no cancel either
+        await actor.call(_nothing)
+        assert actor.hand is not None and actor.status.value == "playing"
+    finally:
+        for person in people:
+            await person.close()
+
+
 async def _nothing() -> None:
     return None
 

@@ -134,3 +134,46 @@ async def test_crash_between_last_action_and_record(
         verify_chain(chain, key)
     finally:
         await ana.close()
+
+
+async def test_a_restart_between_hands_still_shows_the_hand_just_finished(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any],
+        vclock: VirtualClock) -> None:
+    # a review: a snapshot between hands shows the hand just finished (docs/PROTOCOL.md), but
+    # after a restart it had no view at all while the next hand waited for entropy
+    first = await start_live(make_app, aiohttp_client, vclock)
+    ana, = await players(first.base, "ana")
+    table = await create_table(ana, "paulista", 2, "training")
+    client = await connect(ana, table["id"], 0)
+    await ana.post(f"/api/tables/{table['id']}/start")
+    while True:  # play (bots answer on the virtual clock) until hand 1 is recorded
+        try:
+            data = await client.recv(timeout=0.2)
+        except TimeoutError:
+            await vclock.advance(1.0)
+            continue
+        await client.react(data)
+        if data["type"] == "hand_record" and data["hand"] == 1:
+            break
+    await client.until("commitment", react=False)  # hand 2 waits for my entropy
+    before = client.view
+    assert before is not None and before["hand"]["result"] is not None
+    await client.ws.close()
+    await ana.close()
+    await first.client.close()
+
+    second = await start_live(make_app, aiohttp_client, vclock)
+    ana = await Player(second.base, "ana").login()
+    try:
+        client = await connect(ana, table["id"], 0)
+        client.send_entropy = False
+        snapshot = await client.until("snapshot", react=False)
+        assert snapshot["hand"]["hand"] == 2 and snapshot["hand"]["phase"] == "entropy"
+        view = snapshot["view"]
+        assert view is not None
+        assert view["hand"]["result"] == before["hand"]["result"]
+        (record,) = hand_records(await fetch_chain(ana, table["id"]))
+        assert view["score"] == record["score_after"] == before["score"]
+        assert view["legal"] == []
+    finally:
+        await ana.close()

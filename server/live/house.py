@@ -360,6 +360,8 @@ class House:
     def _sweep(self) -> None:
         """Every minute: each table unwatched for `idle_table_close` is told to close (it checks
         again on its own actor, where the decision is its own)."""
+        if self.shutting_down:
+            return
         now, limit = self.clock.now(), self.config.idle_table_close
         for actor in list(self.tables.values()):
             if actor.idle_for(now) >= limit:
@@ -368,7 +370,8 @@ class House:
 
     async def close_sockets(self) -> None:
         """All at once, each within its grace: one client that reads nothing must not hold up
-        the shutdown (`Connection.close_soon`)."""
+        the shutdown (`Connection.close_soon`). From here on the tables' clocks act for nobody
+        (`TableActor._on_deadline`): the house took these connections, not the players."""
         self.shutting_down = True
         conns = list(self.sockets.values())
         for conn in conns:

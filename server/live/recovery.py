@@ -124,15 +124,20 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
             actor.next_dealer = (record["dealer"]["seat"] + 1) % config.seats
         else:
             actor.score = (0, 0) if actor.status is TableStatus.PLAYING else actor.score
-        if (actor.status is TableStatus.FINISHED and last["match_number"] == actor.match_number
-                and record["match_winner"] is not None):
-            # the match's final state, replayed from its last record exactly as the verifier
-            # does: a snapshot of the finished table shows how it ended (the view's outcome).
-            # Only what is shown depends on it: a record that does not replay leaves it out
+        ended = record["match_winner"] is not None
+        if last["match_number"] == actor.match_number and (
+                (actor.status is TableStatus.FINISHED and ended)
+                or (actor.status is TableStatus.PLAYING and not ended
+                    and record["end"] == "completed")):
+            # the state after the match's last recorded hand, replayed from its record exactly
+            # as the verifier does: a snapshot of a finished table shows how the match ended
+            # (the view's outcome), one between hands the hand just finished (a hand in play,
+            # restored below, replaces it). Only what is shown depends on it: a record that
+            # does not replay leaves it out
             try:
                 actor.state = replay(parse_record(record))
             except ValueError as exc:
-                log.error("finished match not replayed",
+                log.error("last hand not replayed",
                           extra={"table": table_id, "error": str(exc)})
 
     chain_row = await conn.fetchrow(

@@ -887,7 +887,8 @@ class TableActor:
         self._empty_tokens[seat] = token
 
     async def _on_empty(self, seat: int, token: int) -> None:
-        if self._empty_tokens.get(seat) != token or seat not in self.empty_timers:
+        if (self._empty_tokens.get(seat) != token or seat not in self.empty_timers
+                or self.house.shutting_down):
             return
         del self.empty_timers[seat]
         self.empty_deadlines.pop(seat, None)
@@ -1064,6 +1065,8 @@ class TableActor:
         """Every player came (`timer` None), or this wait's grace ran out: deal the first hand."""
         if self.start_timer is None or (timer is not None and timer is not self.start_timer):
             return
+        if timer is not None and self.house.shutting_down:
+            return  # the grace's end: see `_on_deadline`
         if timer is None and not self._everyone_here():
             return
         self.start_timer.cancel()
@@ -1234,8 +1237,8 @@ class TableActor:
         from what was written (`_retry_later`), in a new window."""
         hand = self.hand
         if (hand is None or hand.number != number or hand.phase is not HandPhase.ENTROPY
-                or token != self._entropy_token):
-            return
+                or token != self._entropy_token or self.house.shutting_down):
+            return  # stopping: see `_on_deadline` (after the restart the window opens again)
         if self.entropy_timer is not None:
             self.entropy_timer.cancel()  # it fired, or the table has no human to wait for
             self.entropy_timer = None
@@ -1706,8 +1709,9 @@ class TableActor:
             self.bot_timers[key] = bot_timer
 
     async def _bot_move(self, seat: int, token: int) -> None:
-        if self.state is None or not any(d.token == token for d in self.deadlines.values()):
-            return
+        if (self.state is None or not any(d.token == token for d in self.deadlines.values())
+                or self.house.shutting_down):
+            return  # stopping: see `_on_deadline` (after the restart the bot decides again)
         if self.seats[seat].human:
             # a disconnected voter: their pending vote counts as decline (the engine's timeout
             # of an unanswered vote), no absence of theirs; back by now, they answer themselves
@@ -1733,7 +1737,10 @@ class TableActor:
 
     async def _on_deadline(self, token: int) -> None:
         key = next((k for k, d in self.deadlines.items() if d.token == token), None)
-        if key is None or self.state is None:
+        if key is None or self.state is None or self.house.shutting_down:
+            # the house is stopping (it has closed every socket, `House.close_sockets`): its
+            # clocks no longer act for players it disconnected itself; after the restart every
+            # pending decision gets its clock in full
             return
         deadline = self.deadlines.pop(key)
         bot_timer = self.bot_timers.pop(key, None)
