@@ -7,6 +7,8 @@ the board), the log of a hand an envido cut off by ending the match, the match's
 
 from __future__ import annotations
 
+import re
+
 from playwright.async_api import Browser, expect
 
 from tests.test_browser_table_ux import (  # noqa: F401 (fixtures, found by pytest by name)
@@ -164,4 +166,29 @@ async def test_on_a_phone_a_truco_is_answered_with_my_cards_in_sight(
     for button in await page.locator("#actions button").all():
         await expect(button).to_be_in_viewport(ratio=1)
     await screenshot(page, "phone-truco-with-my-cards")
+    await page.context.close()
+
+
+async def test_a_rematchs_hands_are_counted_from_its_first(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a review: after "Revanche: começa a partida 2." the first hand read "Mão 12", as if left
+    # over; the table's number stays (the records and their pages use it), the match's is said
+    table = ReviewTable(paulista_1x1(), seat=0, names=["revanche_0", "bot"],
+                        script=[[Action(1, ActionKind.DECLINE)]],
+                        number=13, match=2, match_first_hand=12)
+    page = await open_table(live_server, browser, table, "revanche_0")
+    await page.get_by_role("button", name="Truco! (vale 3)").click()
+    await expect(page.locator("#summary-title")).to_have_text(
+        "Resumo da mão 13 (2ª da partida 2)")
+    await expect(page.locator("#summary-record")).to_have_attribute(
+        "href", re.compile(r"/h/[0-9a-f]+/13$"))
+    await page.context.close()
+
+    # a table's first match says the table's number alone
+    table = ReviewTable(paulista_1x1(), seat=0, names=["primeira_0", "bot"],
+                        script=[[Action(1, ActionKind.DECLINE)]], number=3)
+    page = await open_table(live_server, browser, table, "primeira_0")
+    await page.get_by_role("button", name="Truco! (vale 3)").click()
+    await expect(page.locator("#summary-title")).to_have_text("Resumo da mão 3")
     await page.context.close()

@@ -112,7 +112,8 @@ class ReviewTable(EngineTable):
                 "type": "snapshot", "seq": self.seq, "epoch": 1, "server_time_ms": now_ms,
                 "table": self.table_json(),
                 "hand": None if over else {
-                    "hand": 1, "phase": "playing", "commitment": "ab" * 32, "chain_start": 1,
+                    "hand": self.number, "phase": "playing", "commitment": "ab" * 32,
+                    "chain_start": 1,
                     "entropy_deadline_ms": None, "entropy_from": [self.seat]},
                 "view": self.my_view(), "pending": [] if over else self.deadlines(),
                 "absent": [] if over else self.absent,

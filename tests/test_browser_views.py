@@ -64,6 +64,10 @@ class EngineTable:
     script: list[list[Action]] = field(default_factory=list)
     received: list[dict[str, Any]] = field(default_factory=list)
     seq: int = 1
+    # the table's hand number, and its match (a rematch numbers its hands on from the table's)
+    number: int = 1
+    match: int = 1
+    match_first_hand: int = 1
 
     def table_json(self) -> dict[str, Any]:
         config = self.state.config
@@ -75,7 +79,8 @@ class EngineTable:
                 {"seat": s, "name": name, "bot": s != self.seat, "connected": True}
                 for s, name in enumerate(self.names)
             ],
-            "score": list(self.state.score), "match": 1, "hand": 1, "you": self.seat,
+            "score": list(self.state.score), "match": self.match, "hand": self.number,
+            "match_first_hand": self.match_first_hand, "you": self.seat,
             "rematch": [], "invite": None,
         }
 
@@ -98,7 +103,7 @@ class EngineTable:
             ws.send(json.dumps({
                 "type": "snapshot", "seq": self.seq, "server_time_ms": now_ms,
                 "table": self.table_json(),
-                "hand": {"hand": 1, "phase": "playing", "commitment": "ab" * 32,
+                "hand": {"hand": self.number, "phase": "playing", "commitment": "ab" * 32,
                          "chain_start": 1, "entropy_deadline_ms": None,
                          "entropy_from": [self.seat]},
                 "view": view(self.state, self.seat), "pending": self.deadlines(), "absent": [],
@@ -114,7 +119,7 @@ class EngineTable:
         self.state, events = apply(self.state, action)
         self.seq += 1
         ws.send(json.dumps({
-            "type": "update", "seq": self.seq, "hand": 1,
+            "type": "update", "seq": self.seq, "hand": self.number,
             "events": [event.to_json() for event in events],
             "view": view(self.state, self.seat), "pending": self.deadlines(), "absent": [],
         }))

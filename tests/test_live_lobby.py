@@ -14,6 +14,7 @@ from server.app import POOL
 from server.clock import VirtualClock
 from server.live import api
 from server.live.model import TableKind, TableStatus
+from server.live.recovery import reread
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
     Live,
@@ -220,9 +221,13 @@ async def test_rematch_continues_the_chain(live: Live) -> None:
         await ana.post(f"/api/tables/{tid}/start")
         await play_all([seat])
         first = len(hand_records(await fetch_chain(ana, tid)))
+        _, body = await ana.get(f"/api/tables/{tid}")
+        assert body["table"]["match_first_hand"] == 1
         status, body = await ana.post(f"/api/tables/{tid}/rematch")
         assert status == 200 and body["table"]["status"] == "playing"
         assert body["table"]["match"] == 2
+        # hands are numbered across the table's matches; the page counts the match's from here
+        assert body["table"]["match_first_hand"] == first + 1
         seat.over = None
         await play_all([seat])
         chain = await fetch_chain(ana, tid)
@@ -232,6 +237,8 @@ async def test_rematch_continues_the_chain(live: Live) -> None:
         assert records[first]["score_before"] == [0, 0]
         assert [r["hand"] for r in records] == list(range(1, len(records) + 1))
         verify_chain(chain, live.key)
+        # as a restart rebuilds it
+        assert (await reread(live.house, tid)).match_first_hand == first + 1
     finally:
         await ana.close()
 

@@ -111,6 +111,9 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
         if forfeit is not None:
             actor.forfeit_seat, actor.forfeit_trigger = forfeit["seat"], forfeit["trigger"]
 
+    first_hand = await conn.fetchval(
+        "SELECT min(hand) FROM live_hands WHERE table_id = $1 AND match_number = $2",
+        table_id, actor.match_number)
     last = await conn.fetchrow(
         "SELECT hand, match_number, record, record_hash FROM live_hands"
         " WHERE table_id = $1 AND record IS NOT NULL ORDER BY hand DESC LIMIT 1", table_id)
@@ -140,6 +143,8 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
                 log.error("last hand not replayed",
                           extra={"table": table_id, "error": str(exc)})
 
+    # a match with no hand yet begins with the next one
+    actor.match_first_hand = actor.last_hand + 1 if first_hand is None else first_hand
     chain_row = await conn.fetchrow(
         "SELECT chain_start, length, tip_sealed, anchor FROM seed_chains WHERE table_id = $1"
         " ORDER BY chain_start DESC LIMIT 1", table_id)

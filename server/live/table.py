@@ -336,7 +336,7 @@ class MatchResult:
 
 # what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
 _WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", "hand",
-            "last_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by",
+            "last_hand", "match_first_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by",
             "forfeit_seat", "forfeit_trigger", "_signals_hand", "_signals")
 
 
@@ -426,6 +426,9 @@ class TableActor:
         self.state: MatchState | None = None
         self.hand: HandRun | None = None
         self.last_hand = 0
+        # the table hand number of the current match's first hand (TableJson: a rematch's
+        # hands are numbered on from the table's, the page counts them from its match's)
+        self.match_first_hand = 1
         self.prev_hash = GENESIS_HASH
         self.chain: Chain | None = None
         self.seq = 0
@@ -663,6 +666,7 @@ class TableActor:
             "score": list(self.score if self.state is None else self.state.score),
             "match": self.match_number,
             "hand": self.last_hand if self.hand is None else self.hand.number,
+            "match_first_hand": self.match_first_hand,
             "you": you,
             "rematch": [i for i, s in enumerate(self.seats) if s.rematch],
             "invite": self.invite if you is not None else None,
@@ -1025,6 +1029,7 @@ class TableActor:
         self.forfeit_seat = None
         self.forfeit_trigger = None
         self.match_number = number
+        self.match_first_hand = self.last_hand + 1
         self.status = TableStatus.PLAYING
         self.score = (0, 0)
         self.next_dealer = None

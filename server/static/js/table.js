@@ -1097,7 +1097,7 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       // the partner's last signal was about the previous hand
       clearSignalReceived();
       state.votedRequest = null;
-      log(`Mão ${handNumber}: ${seatName(event.dealer)} deu as cartas; ${seatMid(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
+      log(`Mão ${handNumber}${inMatch(handNumber)}: ${seatName(event.dealer)} deu as cartas; ${seatMid(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
       break;
     case "card_played":
       log(`${seatName(event.seat)} ${event.covered ? "cobriu uma carta" : `jogou ${cardLabel(event.card, v)}`}${event.automatic ? " (automático)" : ""}.`);
@@ -1205,6 +1205,17 @@ function handHeadline(hand, view) {
   return lines.join(" ");
 }
 
+/**
+ * A table's hands are numbered across its matches (as their records are): from a rematch on,
+ * which hand of its match it is, " (1ª da partida 2)"; "" in a table's first match.
+ */
+function inMatch(handNumber) {
+  const first = state.table?.match_first_hand;
+  const match = state.table?.match;
+  if (!Number.isInteger(first) || !Number.isInteger(handNumber) || !(match > 1) || handNumber < first) return "";
+  return ` (${handNumber - first + 1}ª da partida ${match})`;
+}
+
 function showSummary(view, handNumber) {
   const hand = view?.hand;
   if (!hand?.result) return;
@@ -1248,7 +1259,7 @@ function showSummary(view, handNumber) {
       `Conferir o baralho da mão ${number} (jogo justo)`)));
   }
   body.replaceChildren(...parts);
-  $("summary-title").textContent = number === null ? "Resumo da mão" : `Resumo da mão ${number}`;
+  $("summary-title").textContent = number === null ? "Resumo da mão" : `Resumo da mão ${number}${inMatch(number)}`;
   $("summary").dataset.hand = number === null ? "" : String(number);
   $("summary").hidden = false;
 }
