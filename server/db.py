@@ -28,6 +28,10 @@ import psutil
 # `unavailable`, never 500 (not every OSError: a missing template is a bug)
 DATABASE_UNREACHABLE = (ConnectionError, TimeoutError, asyncpg.InterfaceError,
                         asyncpg.PostgresConnectionError, asyncpg.exceptions.AdminShutdownError,
+                        # the server is going down (a backend crashed, the database dropped):
+                        # it may have flushed a commit before it said so
+                        asyncpg.exceptions.CrashShutdownError,
+                        asyncpg.exceptions.DatabaseDroppedError,
                         asyncpg.exceptions.CannotConnectNowError)
 
 log = logging.getLogger("barajamos.db")

@@ -79,6 +79,33 @@ async def test_a_connection_killed_while_idle_is_replaced(database_url: str) -> 
         await admin.close()
 
 
+async def test_a_batch_sent_as_its_connection_is_killed_never_stops_the_writer(
+    database_url: str,
+) -> None:
+    # a review: written at once after the kill (no time for asyncpg to see the socket close),
+    # the batch met asyncpg's InternalClientError ("cannot switch to state 13"), which killed
+    # the committer: that write, and every one after it, waited for ever
+    pool = await _setup(database_url)
+    await pool.close()
+    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64)
+    writer.start()
+    admin = await asyncpg.connect(database_url)
+    try:
+        for attempt in range(8):
+            await writer.write([(INSERT, (100 + 2 * attempt, "before"))])
+            [old] = await _writer_backends(admin)
+            await admin.execute("SELECT pg_terminate_backend($1)", old)
+            try:  # written, replaced first, or in doubt: anything but waiting for ever
+                await asyncio.wait_for(writer.write([(INSERT, (101 + 2 * attempt, "x"))]), 20)
+            except WriteInDoubt:
+                pass
+        await asyncio.wait_for(writer.write([(INSERT, (1, "after"))]), 20)
+        assert await admin.fetchval("SELECT count(*) FROM scratch WHERE id = 1") == 1
+    finally:
+        await writer.close()
+        await admin.close()
+
+
 async def test_a_stuck_commit_is_cut_and_declared_in_doubt_only_once_settled(
     database_url: str,
 ) -> None:

@@ -186,6 +186,11 @@ class GroupWriter:
             for job in batch:  # the transaction was rolled back: find the job it was
                 await self._commit(committer, [job])
             return
+        except Exception as exc:  # a bug, not the database: the committer must live on
+            log.exception("write failed unexpectedly", extra={"jobs": len(batch)})
+            self._metrics.write_failures.labels("in_doubt").inc(len(batch))
+            _fail(batch, _InDoubt(str(exc)))  # its tables re-read what was written
+            return
         for job in batch:
             if not job.done.done():
                 job.done.set_result(None)
@@ -238,7 +243,14 @@ class _Committer:
                         await conn.execute(query, *rows[0])
                     else:
                         await conn.executemany(query, rows)
-        except CONNECTION_ERRORS as exc:
+        except Exception as exc:
+            if isinstance(exc, asyncpg.PostgresError) and not isinstance(exc, CONNECTION_ERRORS):
+                raise  # the database refused the batch: rolled back, nothing of it written
+            # the connection broke (or asyncpg itself failed, e.g. "cannot switch to state":
+            # a batch sent just as the database dropped an idle connection) with the batch on
+            # it: anything but the database's own refusal leaves its fate unknown (escaping
+            # here, such an error killed the committer, and every write behind it waited for
+            # ever)
             broke = exc
         else:
             return
