@@ -336,8 +336,9 @@ class MatchResult:
 
 # what a table is, as written: all that `server.live.recovery` rebuilds, and a reload replaces
 _WRITTEN = ("status", "seats", "match_number", "score", "next_dealer", "state", "hand",
-            "last_hand", "match_first_hand", "prev_hash", "chain", "streaks", "_dealt", "_last_events", "played_by",
-            "forfeit_seat", "forfeit_trigger", "_signals_hand", "_signals")
+            "last_hand", "match_first_hand", "prev_hash", "chain", "streaks", "_dealt",
+            "_last_events", "played_by", "forfeit_seat", "forfeit_trigger", "_signals_hand",
+            "_signals")
 
 
 @dataclass(slots=True)
