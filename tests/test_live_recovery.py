@@ -106,7 +106,13 @@ async def test_crash_between_last_action_and_record(
     try:
         record = json.loads(await conn.fetchval(
             "SELECT record FROM live_hands WHERE table_id = $1 AND hand = 1", table["id"]))
+        # a hand can end the match (a raise to 12): its record was written with the match's end
+        ended = record["match_winner"] is not None
         async with conn.transaction():
+            await conn.execute("UPDATE live_tables SET status = 'playing', closed_at = NULL"
+                               " WHERE id = $1", table["id"])
+            await conn.execute("UPDATE live_matches SET termination = NULL, winner = NULL,"
+                               " ended_at = NULL WHERE table_id = $1", table["id"])
             await conn.execute("DELETE FROM live_contributions WHERE table_id = $1 AND hand > 1",
                                table["id"])
             await conn.execute("DELETE FROM live_hands WHERE table_id = $1 AND hand > 1",
@@ -125,8 +131,11 @@ async def test_crash_between_last_action_and_record(
         client = await connect(ana, table["id"], 0)
         client.send_entropy = False
         snapshot = await client.until("snapshot", react=False)
-        # hand 1 was recorded at start, and hand 2 committed
-        assert snapshot["hand"]["hand"] == 2 and snapshot["hand"]["phase"] == "entropy"
+        # hand 1 was recorded at start, and hand 2 committed (or the match ended with it)
+        if ended:
+            assert snapshot["hand"] is None and snapshot["table"]["status"] == "finished"
+        else:
+            assert snapshot["hand"]["hand"] == 2 and snapshot["hand"]["phase"] == "entropy"
         chain = await fetch_chain(ana, table["id"])
         records = hand_records(chain)
         assert [r["hand"] for r in records] == [1]
@@ -146,16 +155,21 @@ async def test_a_restart_between_hands_still_shows_the_hand_just_finished(
     table = await create_table(ana, "paulista", 2, "training")
     client = await connect(ana, table["id"], 0)
     await ana.post(f"/api/tables/{table['id']}/start")
-    while True:  # play (bots answer on the virtual clock) until hand 1 is recorded
+    first_of_match = True
+    while True:  # play (bots answer on the virtual clock) until a match goes on to a next hand
         try:
             data = await client.recv(timeout=0.2)
         except TimeoutError:
             await vclock.advance(1.0)
             continue
+        if data["type"] == "commitment" and not first_of_match:
+            break  # not answered: that hand waits for my entropy
         await client.react(data)
-        if data["type"] == "hand_record" and data["hand"] == 1:
-            break
-    await client.until("commitment", react=False)  # hand 2 waits for my entropy
+        if data["type"] == "commitment":
+            first_of_match = False
+        elif data["type"] == "match_over":  # a hand can end a match (a raise to 12): again
+            await ana.post(f"/api/tables/{table['id']}/rematch")
+            first_of_match = True
     before = client.view
     assert before is not None and before["hand"]["result"] is not None
     await client.ws.close()
@@ -168,11 +182,12 @@ async def test_a_restart_between_hands_still_shows_the_hand_just_finished(
         client = await connect(ana, table["id"], 0)
         client.send_entropy = False
         snapshot = await client.until("snapshot", react=False)
-        assert snapshot["hand"]["hand"] == 2 and snapshot["hand"]["phase"] == "entropy"
+        assert snapshot["hand"]["hand"] == data["hand"] and snapshot["hand"]["phase"] == "entropy"
         view = snapshot["view"]
         assert view is not None
         assert view["hand"]["result"] == before["hand"]["result"]
-        (record,) = hand_records(await fetch_chain(ana, table["id"]))
+        record = hand_records(await fetch_chain(ana, table["id"]))[-1]
+        assert record["hand"] == data["hand"] - 1
         assert view["score"] == record["score_after"] == before["score"]
         assert view["legal"] == []
     finally:
