@@ -19,13 +19,14 @@ from server.live.seeds import SealedKind, SealError, unseal
 from server.live.table import (
     Chain,
     HandRun,
+    MatchResult,
     Seat,
     Streak,
     TableActor,
     at_rest_action,
     signal_json,
 )
-from truco import MatchConfig, apply, parse_signal
+from truco import MatchConfig, Termination, apply, parse_signal
 from truco.fairness import commitment, seed_chain
 from truco.records import DealerChoice, parse_record, replay
 
@@ -71,6 +72,30 @@ async def restore_tables(house: House, pool: asyncpg.Pool) -> list[TableActor]:
         if actor.status is TableStatus.PLAYING:
             actor.post(actor.resume)
     return actors
+
+
+async def written_result(house: House, actor: TableActor) -> MatchResult | None:
+    """The end of `actor`'s match as written, to settle (`TableActor._reload`: a match whose
+    last write was in doubt, and stood); None while it has not ended. A cancellation for
+    players who never came is settled as a plain one (who did not come is not written)."""
+    async with house.pool.acquire(timeout=10) as conn:
+        match = await conn.fetchrow(
+            "SELECT termination, winner FROM live_matches WHERE table_id = $1 AND number = $2",
+            actor.id, actor.match_number)
+        if match is None or match["termination"] is None:
+            return None
+        forfeit = await conn.fetchrow(
+            "SELECT seat, evidence FROM abandonments WHERE table_id = $1 AND match_number = $2"
+            " AND consequence = $3 ORDER BY id LIMIT 1",
+            actor.id, actor.match_number, AbandonConsequence.FORFEIT.value)
+    evidence = () if forfeit is None else tuple(
+        item for item in _loads(forfeit["evidence"]) if isinstance(item, dict))
+    return MatchResult(
+        table_id=actor.id, match_number=actor.match_number, kind=actor.kind,
+        variant=actor.config.variant, seats=actor.config.seats,
+        users_by_seat=tuple(s.user_id or 0 for s in actor.seats),
+        termination=Termination(match["termination"]), winner_team=match["winner"],
+        forfeit_seat=None if forfeit is None else forfeit["seat"], evidence=evidence)
 
 
 async def reread(house: House, table_id: str) -> TableActor:

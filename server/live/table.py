@@ -1363,14 +1363,7 @@ class TableActor:
                 # votes get their clocks in full, not a decline (`_declines_for`)
                 self.returning.add(seat)
         try:
-            if (self.hand is None and self.kind.competitive and self.last_hand == 0
-                    and self.status is TableStatus.PLAYING and not self._everyone_here()):
-                # a ranked or arena match still waiting for its players (its first deal): it
-                # waits again, in full (dealt at once, the clocks ran for seats nobody had open
-                # yet, and nobody coming no longer cancelled it)
-                self._wait_for_players()
-            else:
-                await self._go_on()
+            await self._take_up()
         finally:
             self._entropy_grace = 0.0  # for a window opened now only
 
@@ -1378,7 +1371,7 @@ class TableActor:
         """After a write in doubt: take up what was written, exactly as a restart would
         (`server.live.recovery`), send every subscriber a snapshot of it, and go on from there
         with every clock in full. While the database cannot be read, commands wait."""
-        from server.live.recovery import UNRESTORABLE, reread
+        from server.live.recovery import UNRESTORABLE, reread, written_result
 
         self._cancel_timers()
         delay = 0.25
@@ -1423,9 +1416,21 @@ class TableActor:
         if self.status is TableStatus.PLAYING:
             if not was_playing:
                 self.house.metrics.live_tables.inc()
-            await self._go_on()
+            await self._take_up()
         elif was_playing:
             self.house.metrics.live_tables.dec()
+            if self.kind.competitive:
+                # the write in doubt ended the match, and stood: settled as `_finish_hand`
+                # would have (else its stakes stayed held and its players could not queue
+                # again until a restart); settling is idempotent
+                try:
+                    result = await written_result(self.house, self)
+                except (*WRITE_ERRORS, TimeoutError) as exc:  # the restart settles it then
+                    log.error("match end not settled", extra={"table": self.id,
+                                                              "error": str(exc)})
+                else:
+                    if result is not None:
+                        await self.house.settle(result)
         if self.status is TableStatus.CLOSED:
             self.house.forget(self)  # as a restart would not serve it
 
@@ -1472,8 +1477,20 @@ class TableActor:
         if self._stalled():
             await self._go_on()
 
+    async def _take_up(self) -> None:
+        """Go on from what was written (a restart's or a reload's), every clock in full."""
+        if (self.hand is None and self.kind.competitive and self.last_hand == 0
+                and not self._everyone_here()):
+            # a ranked or arena match still waiting for its players (its first deal): it
+            # waits again, in full (dealt at once, the clocks ran for seats nobody had open
+            # yet, and nobody coming no longer cancelled it; a start whose write was in doubt
+            # dealt so before any player had been shown the table)
+            self._wait_for_players()
+        else:
+            await self._go_on()
+
     async def _go_on(self) -> None:
-        """Start the clock of what the table stands at (a restart's or a reload's)."""
+        """Start the clock of what the table stands at."""
         if self.hand is None:
             await self._begin_hand()
         elif self.hand.phase is HandPhase.ENTROPY:
