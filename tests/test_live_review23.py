@@ -5,16 +5,22 @@ it would have had the answer come: its first deal waits for its players, its end
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
+from functools import partial
 from typing import Any
+
+import asyncpg
+import pytest
 
 from server.app import POOL
 from server.clock import VirtualClock
 from server.live.model import TableStatus
+from server.live.writer import WriteInDoubt, _Committer
 from server.ranked import ledger
 from tests.conftest import AppFactory
 from tests.test_live_helpers import players, start_live
-from tests.test_live_write_failures import Fault, settle, starts
+from tests.test_live_write_failures import Fault, contribute, settle, setup, starts
 from tests.test_ranked_live import STAKE, _ids, _launch, _movements
 
 
@@ -73,3 +79,37 @@ async def test_a_ranked_end_in_doubt_is_settled(
     finally:
         await ana.close()
         await bia.close()
+
+
+async def test_the_house_stops_while_the_database_is_away_after_a_broken_commit(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str) -> None:
+    # a review: a commit cut by the watchdog leaves its committer waiting until the database
+    # says the old backend is gone (`_fence`); with the database away the house's stop waited
+    # as long, and only SIGKILL ended it
+    live, ana, _, actor, conn = await setup(partial(make_app, write_timeout=0.5),
+                                            aiohttp_client, vclock)
+    admin = await asyncpg.connect(database_url)
+    lock = admin.transaction()
+    await lock.start()
+    await admin.execute("LOCK TABLE live_contributions IN EXCLUSIVE MODE")  # the commit waits
+    committers = [o for o in gc.get_objects() if isinstance(o, _Committer)]
+    assert committers
+
+    async def unreachable() -> Any:
+        raise OSError(111, "Connection refused")  # the database went away
+
+    for committer in committers:
+        committer._connect = unreachable  # type: ignore[method-assign]
+    pending = asyncio.create_task(contribute(actor, conn))
+    try:
+        await asyncio.sleep(1.5)  # the watchdog cut the commit: the fence waits for the database
+        await live.house.close_sockets()
+        # the house gives up on the batch after twice the commit timeout (1 s here)
+        await asyncio.wait_for(live.house.stop(), 15)
+        with pytest.raises(WriteInDoubt):
+            await pending
+    finally:
+        await lock.rollback()
+        await admin.close()
+        await ana.close()

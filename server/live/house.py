@@ -379,6 +379,8 @@ class House:
         await asyncio.gather(*(conn.close() for conn in conns))
 
     async def stop(self) -> None:
+        if self._writer is not None:
+            self._writer.stopping()
         if self._sweep_timer is not None:
             self._sweep_timer.cancel()
             self._sweep_timer = None

@@ -101,8 +101,17 @@ class GroupWriter:
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
+        # set when the house stops: a committer waiting for an absent database to settle a
+        # batch's fate (`_Committer._fence`) gives up after a while instead of holding the
+        # shutdown for as long as the database is away
+        self._stopping = asyncio.Event()
         # kept: asking asyncio for the running loop is a getpid() system call each time
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def stopping(self) -> None:
+        """The house is stopping: batches in doubt are not waited on for ever (nothing will
+        re-read them; the next start rebuilds its tables from what was written by then)."""
+        self._stopping.set()
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -142,7 +151,7 @@ class GroupWriter:
                 _fail([job], _shutting_down())
 
     async def _run(self) -> None:
-        committer = _Committer(self._connect, self._timeout)
+        committer = _Committer(self._connect, self._timeout, self._stopping)
         try:
             while True:
                 job = await self._queue.get()
@@ -217,9 +226,11 @@ class _Committer:
     table that re-reads it sees the final truth.
     """
 
-    def __init__(self, connect: Connect, timeout: float) -> None:
+    def __init__(self, connect: Connect, timeout: float,
+                 stopping: asyncio.Event | None = None) -> None:
         self._connect = connect
         self._timeout = timeout
+        self._stopping = asyncio.Event() if stopping is None else stopping
         self._conn: asyncpg.Connection | None = None
         self._backend: tuple[int, Any] = (0, None)  # pid and start time of its server process
 
@@ -275,10 +286,18 @@ class _Committer:
 
     async def _fence(self) -> None:
         """Wait until the old backend has ended (ending it if need be), however long the
-        database takes to answer: until then a job of it may still commit."""
+        database takes to answer: until then a job of it may still commit. Once the house
+        stops, for twice the commit timeout at most: nothing of this run re-reads it."""
         pid, started = self._backend
         delay = 0.05
+        loop = asyncio.get_running_loop()
+        give_up: float | None = None
         while True:
+            if self._stopping.is_set():  # see `GroupWriter.stopping`
+                give_up = loop.time() + 2 * self._timeout if give_up is None else give_up
+                if loop.time() >= give_up:
+                    log.error("writer stopped waiting for the database to settle a batch")
+                    return
             try:
                 if self._conn is None:
                     await self._open()
