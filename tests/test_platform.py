@@ -334,36 +334,32 @@ def test_serve_says_a_taken_port_before_starting_anything(
     assert not (tmp_path / "pg").exists()  # no database was started for it
 
 
-def test_the_embedded_database_of_a_command_stops_on_sigterm(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch
-                                                              ) -> None:
+def test_the_embedded_database_of_a_command_stops_on_sigterm(tmp_path: Path) -> None:
     # a review sent SIGTERM to `migrate` (and `operator`, `keys rotate`) while it held the
-    # embedded PostgreSQL: the command died and PostgreSQL kept running
+    # embedded PostgreSQL: the command died and PostgreSQL kept running (a real one here)
     import signal
 
-    from server import db
     from server.serve import house_database
 
-    calls: list[str] = []
-
-    class Fake:
-        def __init__(self, pgdata: Path) -> None:
-            self.pgdata = pgdata
-
-        def start(self) -> str:
-            calls.append("start")
-            return "postgresql://fake"
-
-        def stop(self) -> None:
-            calls.append("stop")
-
-    monkeypatch.setattr(db, "EmbeddedPostgres", Fake)
     before = signal.getsignal(signal.SIGTERM)
     config = from_env({}, data_dir=tmp_path)
+    pid_files: list[Path] = []
     with pytest.raises(KeyboardInterrupt), house_database(config):
+        pid_files = list((tmp_path / "pg").rglob("postmaster.pid"))
+        assert len(pid_files) == 1  # it runs
+        postmaster = int(pid_files[0].read_text().split()[0])
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(1)  # the signal is handled between two bytecodes: at once
-    assert calls == ["start", "stop"] and signal.getsignal(signal.SIGTERM) == before
+    assert signal.getsignal(signal.SIGTERM) == before
+    for _ in range(100):  # a stopped PostgreSQL is gone, its pid file with it
+        try:
+            os.kill(postmaster, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"PostgreSQL (pid {postmaster}) still runs")
+    assert not pid_files[0].exists()
 
 
 def test_a_data_folder_with_a_space_is_refused_in_one_line(tmp_path: Path) -> None:
