@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import time
 import types
+import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import asyncpg
 import nacl.pwhash
 import pytest
 from aiohttp import web
@@ -49,55 +50,95 @@ async def test_health_and_metrics(client: Client) -> None:
     assert "barajamos_live_tables" in text and "barajamos_write_batch_size" in text
 
 
+class SilentProxy:
+    """A TCP relay to the test's PostgreSQL that can fall silent: its sockets stay open and
+    nothing passes either way (a frozen database host, a half-open socket after a failover).
+    What it holds back passes once it flows again."""
+
+    def __init__(self, database_url: str) -> None:
+        parts = urllib.parse.urlsplit(database_url)
+        query = urllib.parse.parse_qs(parts.query)
+        self._host = query.get("host", [parts.hostname or "localhost"])[0]
+        self._port = int(query.get("port", [parts.port or 5432])[0])
+        self._user = urllib.parse.unquote(parts.username or "postgres")
+        self._password = urllib.parse.unquote(parts.password or "")
+        self._database = parts.path.lstrip("/")
+        self.flowing = asyncio.Event()
+        self.flowing.set()
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        """Its own URL."""
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return (f"postgresql://{urllib.parse.quote(self._user)}:"
+                f"{urllib.parse.quote(self._password)}@127.0.0.1:{port}/{self._database}"
+                "?sslmode=disable")
+
+    async def close(self) -> None:
+        self.flowing.set()
+        if self._server is not None:
+            self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._host.startswith("/"):
+            up_reader, up_writer = await asyncio.open_unix_connection(
+                f"{self._host}/.s.PGSQL.{self._port}")
+        else:
+            up_reader, up_writer = await asyncio.open_connection(self._host, self._port)
+        await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+
+    async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        try:
+            while data := await source.read(65536):
+                await self.flowing.wait()
+                sink.write(data)
+                await sink.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            sink.close()
+
+
 async def test_health_answers_503_when_the_database_goes_silent(
-    client: Client, monkeypatch: pytest.MonkeyPatch,
+    make_app: AppFactory, vclock: VirtualClock, aiohttp_client: Callable[..., Any],
+    database_url: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # a review froze the database (SIGSTOP): /health never answered (curl waited 10 minutes),
     # since asyncpg hands a cancelled query's connection back under a shield, waiting for the
     # silent server; its 2 s timeout cancelled the query and then waited with it
     from server import app as app_module
 
-    monkeypatch.setattr(app_module, "HEALTH_TIMEOUT", 0.2)
-    monkeypatch.setattr(app_module, "HEALTH_STUCK", 0.6)
-    asked: list[str] = []
-    thawed = asyncio.Event()
-    cut: set[int] = set()
-    terminate = asyncpg.Connection.terminate
-
-    async def silent(self: asyncpg.Connection, query: str, *args: object,
-                     **kwargs: object) -> object:
-        asked.append(query)
-        while not thawed.is_set():
-            if id(self) in cut:
-                raise asyncpg.ConnectionDoesNotExistError("connection was closed")
-            try:
-                await asyncio.sleep(0.02)
-            except asyncio.CancelledError:  # as the shielded hand-back: a cancel waits too
-                continue
-        return 1
-
-    def terminated(self: asyncpg.Connection) -> None:
-        cut.add(id(self))
-        terminate(self)
-
-    monkeypatch.setattr(asyncpg.Connection, "fetchval", silent)
-    monkeypatch.setattr(asyncpg.Connection, "terminate", terminated)
-    for _ in range(3):
+    monkeypatch.setattr(app_module, "HEALTH_TIMEOUT", 1.0)
+    monkeypatch.setattr(app_module, "HEALTH_STUCK", 4.0)
+    proxy = SilentProxy(database_url)
+    client = await aiohttp_client(make_app(clock=vclock, database_url=await proxy.start()))
+    try:
+        assert (await client.get("/health")).status == 200
+        probes = client.app[app_module._HEALTH_PROBE]
+        proxy.flowing.clear()  # the database falls silent
+        answers = await asyncio.wait_for(
+            asyncio.gather(*(client.get("/health") for _ in range(3))), 10)
+        for resp in answers:
+            assert resp.status == 503
+            assert (await resp.json())["error"] == "database_unreachable"
+        (first,) = probes  # one probe at a time, however many checks wait on it
+        assert not first.task.done()
+        # a probe that never ends (no answer, no reset) is cut, and the next check sends
+        # another: /health did not stay at 503 for good
+        await asyncio.sleep(max(0.0, first.started + 4.1 - time.monotonic()))
+        assert (await client.get("/health")).status == 503
+        await asyncio.wait((first.task,), timeout=5)
+        assert first.task.done()
+        assert (await client.get("/health")).status == 503
+        (second,) = probes
+        assert second is not first and not second.task.done()
+        proxy.flowing.set()  # the database answers again: so does /health
         resp = await asyncio.wait_for(client.get("/health"), 10)
-        assert resp.status == 503
-        assert (await resp.json())["error"] == "database_unreachable"
-    assert asked == ["SELECT 1"]  # one probe at a time, however many checks wait on it
-    # a probe that never ends (a half-open socket after a failover: no answer, no reset) is
-    # cut, and the next check sends another: /health did not stay at 503 for good
-    await asyncio.sleep(0.7)
-    assert (await client.get("/health")).status == 503
-    assert len(cut) == 1 and asked == ["SELECT 1"]
-    await asyncio.sleep(0.1)
-    assert (await client.get("/health")).status == 503
-    assert asked == ["SELECT 1", "SELECT 1"]
-    thawed.set()  # the database answers again: so does /health
-    resp = await client.get("/health")
-    assert resp.status == 200
+        assert resp.status == 200
+    finally:
+        await proxy.close()
+        await client.close()
 
 
 async def test_refused_requests_leave_no_garbage_for_the_collector(client: Client) -> None:
@@ -656,6 +697,16 @@ async def test_a_name_with_a_trailing_newline_is_a_bad_name(client: Client) -> N
         resp = await client.post("/api/register", json={"name": name, "password": "good one 123"},
                                  headers={"X-CSRF-Token": token})
         assert resp.status == 400 and (await resp.json())["error"] == "bad_name", repr(name)
+    assert await client.app[POOL].fetchval("SELECT count(*) FROM users") == 0
+
+
+async def test_a_body_neither_json_nor_a_form_is_refused_as_such(client: Client) -> None:
+    token = await csrf(client)
+    for content_type in ("text/plain", "application/xml", "application/octet-stream"):
+        resp = await client.post("/api/register", data=b'{"name": "ana", "password": "x"}',
+                                 headers={"X-CSRF-Token": token, "Content-Type": content_type})
+        assert resp.status == 415, content_type
+        assert (await resp.json())["error"] == "unsupported_media_type"
     assert await client.app[POOL].fetchval("SELECT count(*) FROM users") == 0
 
 
