@@ -144,11 +144,14 @@ async def test_a_rotation_hands_the_chain_over_to_the_new_key(
     assert newer[0] == handover
     report = check_chain(newer, pinned=[OLD_KEY])
     assert report.ok, report.failures
-    # pinned to nothing but a key the house never had: every record fails `key`
+    # pinned to nothing but a key the house never had: every record fails `key`; the
+    # hand-over, from a key not trusted either, adds no trust and is skipped
     stranger = bytes(signing_key_from_seed(b"x" * 32).verify_key)
-    keys = [c for e in check_chain(newer, pinned=[stranger]).entries for c in e.checks
-            if c.name is CheckName.KEY]
-    assert keys and all(c.status is Status.FAIL for c in keys)
+    keys = [(e.kind.value, c.status) for e in check_chain(newer, pinned=[stranger]).entries
+            for c in e.checks if c.name is CheckName.KEY]
+    assert ("key_handover", Status.SKIP) in keys
+    assert all(status is Status.FAIL for kind, status in keys if kind != "key_handover")
+    assert any(kind == "hand" for kind, _ in keys)
 
 
 async def test_a_rotation_cut_short_is_finished_not_lost(
