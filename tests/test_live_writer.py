@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import Any
 
 import asyncpg
 import pytest
@@ -139,5 +141,91 @@ async def test_a_stuck_commit_is_cut_and_declared_in_doubt_only_once_settled(
         await asyncio.wait_for(writer.write([(INSERT, (3, "third"))]), 10)
         assert sorted(r["id"] for r in await admin.fetch("SELECT id FROM scratch")) == [1, 3]
     finally:
+        await writer.close()
+        await admin.close()
+
+
+def _fence_query_fails(monkeypatch: pytest.MonkeyPatch,
+                       fail: Callable[[float | None], Awaitable[None]], times: int) -> None:
+    """The fence's `pg_terminate_backend` query, on a real connection, meets `fail` (given
+    the query's timeout) `times` times, then runs as ever."""
+    real = asyncpg.Connection.fetchval
+    left = [times]
+
+    async def fetchval(self: asyncpg.Connection, query: str, *args: Any, **kw: Any) -> Any:
+        if "pg_terminate_backend" in query and left[0] > 0:
+            left[0] -= 1
+            await fail(kw.get("timeout"))
+        return await real(self, query, *args, **kw)
+
+    monkeypatch.setattr(asyncpg.Connection, "fetchval", fetchval)
+
+
+async def test_the_fence_outlives_asyncpgs_own_errors(
+    database_url: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a review: the fence caught only the database's errors; asyncpg's InternalClientError
+    # escaped it, and the batch was declared in doubt while its backend could still commit
+    pool = await _setup(database_url)
+    await pool.close()
+    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
+                         timeout=0.5)
+    writer.start()
+    admin = await asyncpg.connect(database_url)
+    try:
+        await writer.write([(INSERT, (1, "first"))])
+        [old] = await _writer_backends(admin)
+        lock = admin.transaction()
+        await lock.start()
+        await admin.execute("LOCK TABLE scratch IN EXCLUSIVE MODE")
+
+        async def internal(timeout: float | None) -> None:
+            raise asyncpg.exceptions.InternalClientError("cannot switch to state 13")
+
+        _fence_query_fails(monkeypatch, internal, times=2)
+        with pytest.raises(WriteInDoubt):
+            await asyncio.wait_for(writer.write([(INSERT, (2, "stuck"))]), 20)
+        assert old not in await _writer_backends(admin)  # in doubt only once settled
+        await lock.rollback()
+        await asyncio.wait_for(writer.write([(INSERT, (3, "third"))]), 10)
+    finally:
+        await writer.close()
+        await admin.close()
+
+
+async def test_a_stopping_writer_gives_up_on_a_database_that_froze(
+    database_url: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a review: the fence's own query had no timeout, so a database that froze after the
+    # fence's connection opened held a stopping house for ever (it was to wait twice the
+    # commit timeout at most)
+    pool = await _setup(database_url)
+    await pool.close()
+    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
+                         timeout=0.5)
+    writer.start()
+    admin = await asyncpg.connect(database_url)
+    lock = admin.transaction()
+    try:
+        await writer.write([(INSERT, (1, "first"))])
+        await lock.start()
+        await admin.execute("LOCK TABLE scratch IN EXCLUSIVE MODE")
+
+        async def frozen(timeout: float | None) -> None:
+            # no answer, ever: asyncpg gives up after the query's timeout, if it has one
+            await asyncio.wait_for(asyncio.Event().wait(), timeout)
+
+        _fence_query_fails(monkeypatch, frozen, times=1_000)
+        stuck = asyncio.create_task(writer.write([(INSERT, (2, "stuck"))]))
+        await asyncio.sleep(1.0)  # the watchdog cut the commit; the fence waits
+        assert not stuck.done()
+        writer.stopping()
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(WriteInDoubt):
+            await asyncio.wait_for(stuck, 10)
+        assert asyncio.get_running_loop().time() - started < 5  # about 1 s: twice 0.5 s
+    finally:
+        monkeypatch.undo()
+        await lock.rollback()
         await writer.close()
         await admin.close()

@@ -457,7 +457,8 @@ def _entries(value: object, where: str) -> list[dict[str, Any]]:
 
 
 def parse_chain(data: bytes, where: str) -> list[dict[str, Any]]:
-    """A chain file: a JSON list of records, or JSON lines (one record per line)."""
+    """A chain file: a JSON list of records, or JSON lines (one record per line); one record
+    saved alone over several lines (indented) is a chain of that record."""
     text = _decode(data, where)
     if text.lstrip().startswith("["):
         return _entries(parse_json(data, where), where)

@@ -88,14 +88,10 @@ async def written_result(house: House, actor: TableActor) -> MatchResult | None:
             "SELECT seat, evidence FROM abandonments WHERE table_id = $1 AND match_number = $2"
             " AND consequence = $3 ORDER BY id LIMIT 1",
             actor.id, actor.match_number, AbandonConsequence.FORFEIT.value)
-    evidence = () if forfeit is None else tuple(
-        item for item in _loads(forfeit["evidence"]) if isinstance(item, dict))
-    return MatchResult(
-        table_id=actor.id, match_number=actor.match_number, kind=actor.kind,
-        variant=actor.config.variant, seats=actor.config.seats,
-        users_by_seat=tuple(s.user_id or 0 for s in actor.seats),
-        termination=Termination(match["termination"]), winner_team=match["winner"],
-        forfeit_seat=None if forfeit is None else forfeit["seat"], evidence=evidence)
+    evidence = [] if forfeit is None else [
+        item for item in _loads(forfeit["evidence"]) if isinstance(item, dict)]
+    return actor.match_result(Termination(match["termination"]), match["winner"],
+                              None if forfeit is None else forfeit["seat"], evidence)
 
 
 async def reread(house: House, table_id: str) -> TableActor:

@@ -1986,18 +1986,25 @@ class TableActor:
         self._log("match_over", match=self.match_number,
                   termination=outcome.termination.value, winner=outcome.winner)
         if self.kind.competitive:
-            await self.house.settle(MatchResult(
-                table_id=self.id, match_number=self.match_number, kind=self.kind,
-                variant=self.config.variant, seats=self.config.seats,
-                users_by_seat=tuple(s.user_id or 0 for s in self.seats),
-                termination=outcome.termination, winner_team=outcome.winner,
-                forfeit_seat=forfeit_seat, evidence=tuple(evidence),
+            await self.house.settle(self.match_result(
+                outcome.termination, outcome.winner, forfeit_seat, evidence,
                 no_show=tuple(s.user_id for s in self.seats if s.user_id is not None)
                 if self._no_show else ()))
         self._no_show = False
         self._emit_table()
         if self.status is TableStatus.CLOSED:
             self.house.forget(self)
+
+    def match_result(self, termination: Termination, winner: int | None,
+                     forfeit_seat: int | None, evidence: Sequence[dict[str, Any]],
+                     no_show: tuple[int, ...] = ()) -> MatchResult:
+        """This table's match as it ended, for the ranked service to settle."""
+        return MatchResult(
+            table_id=self.id, match_number=self.match_number, kind=self.kind,
+            variant=self.config.variant, seats=self.config.seats,
+            users_by_seat=tuple(s.user_id or 0 for s in self.seats),
+            termination=termination, winner_team=winner, forfeit_seat=forfeit_seat,
+            evidence=tuple(evidence), no_show=no_show)
 
     async def back(self, conn: Connection) -> int | None:
         """The player says they are back (the table's "Estou de volta"): their absence ends, so

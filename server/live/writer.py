@@ -223,7 +223,9 @@ class _Committer:
     Closing a socket does not stop its backend: a statement stuck on a lock or a slow disk may
     still commit after the client gave up on it. So a batch is declared in doubt only once its
     backend is gone (`_fence`); from then on, what was written stays what was written, and a
-    table that re-reads it sees the final truth.
+    table that re-reads it sees the final truth. Two exceptions, where nothing of this run will
+    re-read it: a house that is stopping stops waiting for an absent database
+    (`GroupWriter.stopping`), and a failure of the writer's own code (`GroupWriter._commit`).
     """
 
     def __init__(self, connect: Connect, timeout: float,
@@ -278,7 +280,8 @@ class _Committer:
         conn = await self._connect()
         try:
             started = await conn.fetchval(
-                "SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+                "SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+                timeout=self._timeout)
         except BaseException:
             conn.terminate()
             raise
@@ -287,31 +290,34 @@ class _Committer:
     async def _fence(self) -> None:
         """Wait until the old backend has ended (ending it if need be), however long the
         database takes to answer: until then a job of it may still commit. Once the house
-        stops, for twice the commit timeout at most: nothing of this run re-reads it."""
+        stops, for about twice the commit timeout at most (a connection being opened may add
+        its own timeout): nothing of this run re-reads it."""
         pid, started = self._backend
         delay = 0.05
         loop = asyncio.get_running_loop()
         give_up: float | None = None
         while True:
-            if self._stopping.is_set():  # see `GroupWriter.stopping`
-                give_up = loop.time() + 2 * self._timeout if give_up is None else give_up
-                if loop.time() >= give_up:
-                    log.error("writer stopped waiting for the database to settle a batch")
-                    return
+            if self._stopping.is_set() and give_up is None:  # see `GroupWriter.stopping`
+                give_up = loop.time() + 2 * self._timeout
             try:
-                if self._conn is None:
-                    await self._open()
-                assert self._conn is not None
-                alive = await self._conn.fetchval(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                    " WHERE pid = $1 AND backend_start = $2", pid, started)
+                async with asyncio.timeout_at(give_up):
+                    if self._conn is None:
+                        await self._open()
+                    assert self._conn is not None
+                    alive = await self._conn.fetchval(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE pid = $1 AND backend_start = $2", pid, started,
+                        timeout=self._timeout)
                 if alive is None:
                     return
-            except WRITE_ERRORS as exc:
+            except Exception as exc:  # any failure: not settled yet (a fresh connection next)
                 if self._conn is not None:
                     self._conn.terminate()
                     self._conn = None
                 log.warning("writer waits for the database", extra={"error": str(exc)})
+            if give_up is not None and loop.time() >= give_up:
+                log.error("writer stopped waiting for the database to settle a batch")
+                return
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
 

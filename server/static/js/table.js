@@ -5,8 +5,9 @@
 // dropped connection, reconnects by itself and says `hello` with it to catch up.
 
 import {
-  api, apiMessage, argentinoPoints, cardFace, cardLabel, cardName, contributionHandOf, contributionState, el, explainLateContribution,
+  api, apiMessage, cardFace, cardLabel, cardName, contributionHandOf, contributionState, el, explainLateContribution,
   fetchHouseKeys, KIND_NAME, malasBuenas, myContribution, openTable, playerName, rememberContribution, rememberOpenedTable, rememberPlayedHand,
+  scorePoints,
   rememberSeenCommitment, seenCommitment,
   setContributionState, VARIANT_NAME,
 } from "./common.js";
@@ -1267,13 +1268,14 @@ function showSummary(view, handNumber) {
 /** A score with its sides named, mine first when I sit at the table ("Você 12 x 0 Robô 2", "Nós 3 x 5 Eles"). */
 function scoreText(score) {
   const first = seated() ? teamOf(state.seat) : 0;
-  const points = (team) => (variant() === "argentino" ? argentinoPoints(score[team]) : String(score[team]));
+  const points = (team) => scorePoints(score[team], variant());
   return `${teamShort(first)} ${points(first)} x ${points(1 - first)} ${teamShort(1 - first)}`;
 }
 
 function showMatchOver(message) {
   // the target itself: the final score may pass it (RULES.md), "o placar final" said nothing
-  const why = message.termination === "target" ? `chegou aos ${variant() === "argentino" ? 30 : 12} pontos`
+  const target = state.view?.target ?? (variant() === "argentino" ? 30 : 12);
+  const why = message.termination === "target" ? `chegou aos ${target} pontos`
     : TERMINATIONS[message.termination] ?? message.termination;
   const mine = state.seat !== null && state.seat !== undefined;
   let text;
@@ -1656,9 +1658,11 @@ function renderBoard() {
 
 /**
  * A request my seat must answer, arriving off screen (on a phone the board is taller than the
- * screen, and the player may be reading the log): the request is brought into sight, once, with
- * its buttons (on a narrow screen the actions bar sticks to the bottom of the screen, below
- * it). The focus stays where it is; nothing moves while the player types in a field.
+ * screen, and the player may be reading the log) or with my cards under the actions bar (on a
+ * narrow screen it sticks to the bottom of the screen): brought into sight, once, with its
+ * buttons below it and my cards above them: the whole board from the score down when it fits,
+ * else the request down to my cards, else the request alone. The focus stays where it is;
+ * nothing moves while the player types in a field.
  */
 function revealRequest(view) {
   const request = view.hand?.request;
