@@ -120,8 +120,11 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
     # which has no players: unnamed)
     latest = await conn.fetchrow(
         "SELECT m.number, array(SELECT u.name FROM unnest(m.players) WITH ORDINALITY"
-        " AS p(user_id, seat) LEFT JOIN users u ON u.id = p.user_id ORDER BY p.seat) AS names"
+        " AS p(user_id, seat) LEFT JOIN users u ON u.id = p.user_id ORDER BY p.seat) AS names,"
+        " (SELECT min(h.hand) FROM live_hands h WHERE h.table_id = m.table_id"
+        "  AND h.match_number = m.number) AS first_hand"
         " FROM live_matches m WHERE m.table_id = $1 ORDER BY m.number DESC LIMIT 1", table_id)
+    first_hand = None if latest is None else latest["first_hand"]
     if latest is not None:
         actor.match_number = latest["number"]
         for seat, name in enumerate(latest["names"][:config.seats]):
@@ -132,9 +135,7 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
         if forfeit is not None:
             actor.forfeit_seat, actor.forfeit_trigger = forfeit["seat"], forfeit["trigger"]
 
-    first_hand = await conn.fetchval(
-        "SELECT min(hand) FROM live_hands WHERE table_id = $1 AND match_number = $2",
-        table_id, actor.match_number)
+    shown: dict[str, Any] | None = None
     last = await conn.fetchrow(
         "SELECT hand, match_number, record, record_hash FROM live_hands"
         " WHERE table_id = $1 AND record IS NOT NULL ORDER BY hand DESC LIMIT 1", table_id)
@@ -153,16 +154,7 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
                 (actor.status is TableStatus.FINISHED and ended)
                 or (actor.status is TableStatus.PLAYING and not ended
                     and record["end"] == "completed")):
-            # the state after the match's last recorded hand, replayed from its record exactly
-            # as the verifier does: a snapshot of a finished table shows how the match ended
-            # (the view's outcome), one between hands the hand just finished (a hand in play,
-            # restored below, replaces it). Only what is shown depends on it: a record that
-            # does not replay leaves it out
-            try:
-                actor.state = replay(parse_record(record))
-            except ValueError as exc:
-                log.error("last hand not replayed",
-                          extra={"table": table_id, "error": str(exc)})
+            shown = record  # the match's last recorded hand: replayed below, if still shown
 
     # a match with no hand yet begins with the next one
     actor.match_first_hand = actor.last_hand + 1 if first_hand is None else first_hand
@@ -178,6 +170,15 @@ async def _restore(house: House, conn: Any, row: asyncpg.Record) -> TableActor:
     if actor.status is TableStatus.PLAYING:
         await _restore_hand(house, conn, actor)
         await _restore_streaks(conn, actor)
+    if shown is not None and actor.state is None:
+        # no hand dealt since: the state after the match's last recorded hand, replayed from
+        # its record exactly as the verifier does. A snapshot of a finished table shows how the
+        # match ended (the view's outcome), one between hands the hand just finished. Only
+        # what is shown depends on it: a record that does not replay leaves it out
+        try:
+            actor.state = replay(parse_record(shown))
+        except ValueError as exc:
+            log.error("last hand not replayed", extra={"table": table_id, "error": str(exc)})
     return actor
 
 

@@ -228,11 +228,10 @@ class _Committer:
     (`GroupWriter.stopping`), and a failure of the writer's own code (`GroupWriter._commit`).
     """
 
-    def __init__(self, connect: Connect, timeout: float,
-                 stopping: asyncio.Event | None = None) -> None:
+    def __init__(self, connect: Connect, timeout: float, stopping: asyncio.Event) -> None:
         self._connect = connect
         self._timeout = timeout
-        self._stopping = asyncio.Event() if stopping is None else stopping
+        self._stopping = stopping
         self._conn: asyncpg.Connection | None = None
         self._backend: tuple[int, Any] = (0, None)  # pid and start time of its server process
 

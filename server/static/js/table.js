@@ -1229,9 +1229,7 @@ function showSummary(view, handNumber) {
   // the rounds with their cards: the next hand is dealt at once, and clears the board with them
   const rounds = playedRounds(hand, v);
   if (hand.table.length) {  // a round the end cut short (a request declined, the mazo)
-    rounds.push(el("li", { class: "round", dataset: { round: hand.round } },
-      el("span", { class: "round-title" }, `${hand.round + 1}ª rodada: não terminou`),
-      el("span", { class: "plays" }, hand.table.map((p) => playFace(p, v)))));
+    rounds.push(roundItem(hand.round, [`${hand.round + 1}ª rodada: não terminou`], hand.table, v));
   }
   if (rounds.length) {
     parts.push(el("ol", { class: "rounds", id: "summary-rounds", "aria-label": "Rodadas da mão" }, rounds));
@@ -1910,18 +1908,21 @@ function renderRounds(view) {
   }
   const items = playedRounds(hand, v);
   if (hand.table.length || !hand.result) {
-    items.push(el("li", { class: "round current", dataset: { round: hand.round } },
-      el("span", { class: "round-title" }, `${hand.round + 1}ª rodada (na mesa)`),
-      el("span", { class: "plays" }, hand.table.map((p) => playFace(p, v)))));
+    items.push(roundItem(hand.round, [`${hand.round + 1}ª rodada (na mesa)`], hand.table, v, "round current"));
   }
   list.replaceChildren(...items);
 }
 
+/** A round's line: its title, then its cards with who played each. */
+function roundItem(index, title, plays, v, className = "round") {
+  return el("li", { class: className, dataset: { round: index } },
+    el("span", { class: "round-title" }, ...title), el("span", { class: "plays" }, plays.map((p) => playFace(p, v))));
+}
+
 /** A hand's finished rounds, each with its cards and who won it (the board, the hand's summary). */
 function playedRounds(hand, v) {
-  return hand.rounds.map((r, i) => el("li", { class: "round", dataset: { round: i } },
-    el("span", { class: "round-title" }, `${i + 1}ª rodada: `, r.tied ? el("strong", {}, "empate") : el("strong", {}, `${seatName(r.winner_seat)} ganhou`)),
-    el("span", { class: "plays" }, r.plays.map((p) => playFace(p, v)))));
+  return hand.rounds.map((r, i) => roundItem(i,
+    [`${i + 1}ª rodada: `, el("strong", {}, r.tied ? "empate" : `${seatName(r.winner_seat)} ganhou`)], r.plays, v));
 }
 
 function playFace(play, v) {
