@@ -775,7 +775,7 @@ async def test_an_entropy_window_open_at_a_restart_waits_for_the_pages_to_come_b
             windows.append((actor.hand.number, actor.hand.entropy_deadline - vclock.now()))
 
         monkeypatch.setattr(actor, "_open_entropy", watched)
-        back.autoplay = True
+        back.autoplay = back.modest = True  # a raise to twelve would end the match here
         await run_clock(vclock, back, 1.0, lambda: bool(windows), react=True)
         assert windows[0] == (2, 3.0) and {w for _, w in windows} == {3.0}
     finally:

@@ -27,7 +27,7 @@ from server.live.recovery import reread
 from server.live.table import TableActor
 from server.live.writer import WriteInDoubt, WriteRefused
 from tests.conftest import AppFactory
-from tests.test_live_helpers import Live, Player, create_table, players, start_live
+from tests.test_live_helpers import Live, Player, create_table, modest, players, start_live
 from truco import view
 
 Statements = Sequence[tuple[str, tuple[Any, ...]]]
@@ -123,7 +123,7 @@ async def ana_moves(actor: TableActor, conn: FakeConn, rng: random.Random) -> bo
     if not seat_view.get("legal"):
         return False
     try:
-        choice = choose_action(seat_view, rng)
+        choice = choose_action(modest(seat_view), rng)  # a hand 2 follows hand 1
     except NothingToDo:
         return False
     number = actor.hand.number
