@@ -12,6 +12,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from asyncpg.transaction import Transaction
 
 from server.live.model import LiveError
 from server.live.writer import GroupWriter, WriteInDoubt
@@ -61,12 +62,27 @@ async def _writer_backends(admin: asyncpg.Connection) -> list[int]:
         " AND pid <> pg_backend_pid() AND backend_type = 'client backend'")]
 
 
-async def test_a_connection_killed_while_idle_is_replaced(database_url: str) -> None:
+async def _scratch_writer(database_url: str, metrics: Metrics | None = None,
+                          **options: Any) -> tuple[GroupWriter, asyncpg.Connection]:
+    """A started writer over a fresh `scratch` table, and an admin connection to watch it."""
     pool = await _setup(database_url)
     await pool.close()
-    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64)
+    writer = GroupWriter(partial(asyncpg.connect, database_url), metrics or Metrics(),
+                         batch_max=64, **options)
     writer.start()
-    admin = await asyncpg.connect(database_url)
+    return writer, await asyncpg.connect(database_url)
+
+
+async def _lock_scratch(admin: asyncpg.Connection) -> Transaction:
+    """Hold `scratch` so reads go on and writes wait (until the transaction is rolled back)."""
+    lock = admin.transaction()
+    await lock.start()
+    await admin.execute("LOCK TABLE scratch IN EXCLUSIVE MODE")
+    return lock
+
+
+async def test_a_connection_killed_while_idle_is_replaced(database_url: str) -> None:
+    writer, admin = await _scratch_writer(database_url)
     try:
         await writer.write([(INSERT, (1, "first"))])
         [old] = await _writer_backends(admin)
@@ -88,11 +104,7 @@ async def test_a_batch_sent_as_its_connection_is_killed_never_stops_the_writer(
     # a review: written at once after the kill (no time for asyncpg to see the socket close),
     # the batch met asyncpg's InternalClientError ("cannot switch to state 13"), which killed
     # the committer: that write, and every one after it, waited for ever
-    pool = await _setup(database_url)
-    await pool.close()
-    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64)
-    writer.start()
-    admin = await asyncpg.connect(database_url)
+    writer, admin = await _scratch_writer(database_url)
     try:
         for attempt in range(8):
             await writer.write([(INSERT, (100 + 2 * attempt, "before"))])
@@ -111,19 +123,12 @@ async def test_a_batch_sent_as_its_connection_is_killed_never_stops_the_writer(
 async def test_a_stuck_commit_is_cut_and_declared_in_doubt_only_once_settled(
     database_url: str,
 ) -> None:
-    pool = await _setup(database_url)
-    await pool.close()
     metrics = Metrics()
-    writer = GroupWriter(partial(asyncpg.connect, database_url), metrics, batch_max=64,
-                         timeout=0.5)
-    writer.start()
-    admin = await asyncpg.connect(database_url)
+    writer, admin = await _scratch_writer(database_url, metrics, timeout=0.5)
     try:
         await writer.write([(INSERT, (1, "first"))])
         [old] = await _writer_backends(admin)
-        lock = admin.transaction()
-        await lock.start()
-        await admin.execute("LOCK TABLE scratch IN EXCLUSIVE MODE")  # reads go on, writes wait
+        lock = await _lock_scratch(admin)
         started = asyncio.get_running_loop().time()
         with pytest.raises(WriteInDoubt) as refused:
             await asyncio.wait_for(writer.write([(INSERT, (2, "stuck"))]), 10)
@@ -166,18 +171,11 @@ async def test_the_fence_outlives_asyncpgs_own_errors(
 ) -> None:
     # a review: the fence caught only the database's errors; asyncpg's InternalClientError
     # escaped it, and the batch was declared in doubt while its backend could still commit
-    pool = await _setup(database_url)
-    await pool.close()
-    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
-                         timeout=0.5)
-    writer.start()
-    admin = await asyncpg.connect(database_url)
+    writer, admin = await _scratch_writer(database_url, timeout=0.5)
     try:
         await writer.write([(INSERT, (1, "first"))])
         [old] = await _writer_backends(admin)
-        lock = admin.transaction()
-        await lock.start()
-        await admin.execute("LOCK TABLE scratch IN EXCLUSIVE MODE")
+        lock = await _lock_scratch(admin)
 
         async def internal(timeout: float | None) -> None:
             raise asyncpg.exceptions.InternalClientError("cannot switch to state 13")
@@ -199,12 +197,7 @@ async def test_a_stopping_writer_gives_up_on_a_database_that_froze(
     # a review: the fence's own query had no timeout, so a database that froze after the
     # fence's connection opened held a stopping house for ever (it was to wait twice the
     # commit timeout at most)
-    pool = await _setup(database_url)
-    await pool.close()
-    writer = GroupWriter(partial(asyncpg.connect, database_url), Metrics(), batch_max=64,
-                         timeout=0.5)
-    writer.start()
-    admin = await asyncpg.connect(database_url)
+    writer, admin = await _scratch_writer(database_url, timeout=0.5)
     lock = admin.transaction()
     try:
         await writer.write([(INSERT, (1, "first"))])
