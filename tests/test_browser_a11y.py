@@ -199,8 +199,9 @@ async def test_an_absent_player_says_they_are_back_and_gets_the_full_clock(
     await expect(notice).to_be_hidden()
     await expect(back).to_be_hidden()
     assert [m for m in table.messages if m["type"] == "back"] == [{"type": "back", "id": "b1"}]
-    # the clock from the event's `pending`: the full 20 s again
-    await expect(page.locator("#my-clock")).to_have_text(re.compile(r"^(19|20) s$"))
+    # the clock from the event's `pending`: the full 20 s again, not the absent player's 2 s
+    # (less the moment the answer took on a busy machine)
+    await expect(page.locator("#my-clock")).to_have_text(re.compile(r"^(1[5-9]|20) s$"))
     await expect(page.locator("#log")).to_contain_text("Você voltou")
     # the button went away with the focus: it is on my cards, not on the page's body
     await expect(page.locator("#my-hand")).to_be_focused()
