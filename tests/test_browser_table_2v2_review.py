@@ -222,6 +222,8 @@ async def test_dupla_b_reads_its_score_first_and_a_rematch_is_counted(
     await expect(page.locator("#summary-score")).to_contain_text("Placar: Nós")
     # E: who asked for a rematch, for everybody to see
     rematch = page.locator("#rematch-status")
+    # the finished table is shown (its rematch button), and nobody asked yet: nothing said
+    await expect(page.get_by_role("button", name="Revanche", exact=True)).to_be_visible()
     await expect(rematch).to_be_hidden()
     finished = {**table.table_json(), "you": None}
     table.push({"type": "table", "table": {**finished, "rematch": [0]}})

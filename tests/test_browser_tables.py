@@ -374,8 +374,9 @@ async def test_the_lobby_refreshes_one_request_at_a_time_and_not_while_hidden(
     await asks(6)
     await page.clock.run_for(20_000)
     await asks(6)
-    released.set()
-    await expect(page.locator("#lobby-status")).not_to_have_text("Carregando as mesas…")
+    # (the held list's answer arrived; then the page's `finally` sets its next 4 s)
+    async with page.expect_response(lambda r: r.url.endswith("/api/tables")):
+        released.set()
     await asyncio.sleep(0.3)
     await page.clock.run_for(4_100)
     await asks(8)
@@ -661,6 +662,10 @@ async def test_four_browsers_play_a_2v2_match_to_the_end(
     partner, opponent = pages[(seat + 2) % 4], runner
     await asker.get_by_role("button", name="Tenho o zap").click()
     await expect(partner.locator("#signal-received")).to_have_text("Parceiro: “Tenho o zap”")
+    # the opponent's own signal is answered on their socket after anything sent to it before:
+    # the one above, had it gone to them too, would be on their page by then
+    await opponent.get_by_role("button", name="Tenho o zap").click()
+    await expect(opponent.locator("#signal-sent")).to_contain_text("Sinal enviado ao parceiro")
     await expect(opponent.locator("#signal-received")).to_have_text("")
 
     # everybody raises when they may and accepts every request: the stake climbs, so the
