@@ -372,8 +372,8 @@ async def test_a_full_private_table_says_you_are_watching_and_offers_no_hand(
     await expect(late.get_by_role("heading", name="Suas cartas")).to_be_hidden()
     await expect(late.locator("#entropy-phrase")).to_be_hidden()
     await expect(late.locator("#fair-mine")).to_have_text("(nenhuma: você está assistindo)")
-    await expect(guest.locator("#spectator-note")).to_be_hidden()
     await expect(guest.get_by_role("heading", name="Suas cartas")).to_be_visible()
+    await expect(guest.locator("#spectator-note")).to_be_hidden()
     for page in (owner, guest, late):
         await page.context.close()
 

@@ -202,6 +202,19 @@ async def test_a_match_ended_by_abandonment_mid_hand_leaves_no_live_table(
     await assert_match_over_mid_hand(page)
 
 
+async def test_a_request_cut_short_by_the_end_of_the_match_is_not_left_on_screen(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the bot asks truco; I abandon with its request before me
+    table = ReviewTable(paulista_1x1(score=(3, 5)), seat=0, names=["aban_r", "bot"],
+                        script=[[Action(1, ActionKind.RAISE)]])
+    page = await open_table(live_server, browser, table, "aban_r", PHONE)
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    await expect(page.locator("#request")).to_contain_text("Robô 2 pediu truco!")
+    table.abandon(0)
+    await assert_match_over_mid_hand(page)
+
+
 async def test_the_event_log_is_unnumbered_newest_first(
     live_server: LiveServer, browser: Browser
 ) -> None:
@@ -588,6 +601,8 @@ async def test_the_end_of_a_ranked_match_is_told_from_my_side_with_the_way_back(
     await expect(box.get_by_role("link", name="Ver pontos e fichas")).to_have_attribute(
         "href", "/me")
     await expect(box.get_by_role("link", name="Voltar à arena")).to_be_hidden()
+    # the finished table is shown (its leave button), with no rematch at a ranked table
+    await expect(box.get_by_role("button", name="Sair da mesa")).to_be_visible()
     await expect(box.get_by_role("button", name="Revanche")).to_be_hidden()
     def pt(value: float) -> str:
         return f"{value:.1f}".replace(".", ",")
@@ -655,6 +670,9 @@ async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names
     state = paulista_1x1(score=(3, 9))
     table = ReviewTable(state, seat=0, names=["arena_0", "rival_a"], people={1}, kind="arena")
     page = await open_table(live_server, browser, table, "arena_0")
+    standing_asked: list[str] = []
+    page.on("request",
+            lambda r: standing_asked.append(r.url) if "/api/me/standing" in r.url else None)
     table.abandon(1)
     box = page.locator("#match-over")
     await expect(page.locator("#match-over-text")).to_contain_text(
@@ -663,6 +681,8 @@ async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names
         "href", "/arena")
     await expect(box.get_by_role("link", name="Voltar à fila ranqueada")).to_be_hidden()
     await expect(page.locator("#match-over-standing")).to_be_hidden()
+    # (that line would come from a ranked standing, which an arena table's page never asks)
+    assert standing_asked == [], standing_asked
     await page.context.close()
 
     # the arena pairs me again at once: the finished table's page takes me there (I sat on
