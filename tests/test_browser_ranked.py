@@ -155,6 +155,8 @@ async def test_two_players_queue_play_a_ranked_1v1_and_see_their_standing(
 
     # a ranked table plays one match: no rematch is offered, the players requeue
     await expect(pages[0].locator("#match-over")).to_be_visible()
+    # (once the finished table is shown: its leave button comes with the same message)
+    await expect(pages[0].locator("#leave-finished")).to_be_visible()
     await expect(pages[0].locator("#rematch")).to_be_hidden()
 
     await settled_once(live, table_id, 2)

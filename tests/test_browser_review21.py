@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -293,6 +294,9 @@ async def test_a_double_clicked_signal_is_sent_once(
                         people={2}, signals=[{"code": "tres", "label": "Tenho três"}])
     page = await open_table(live_server, browser, table, "sinal_duplo")
     await page.get_by_role("button", name="Tenho três").dblclick()
+    # the first signal's answer is shown, and a second send would have gone before it
+    await expect(page.locator("#signal-sent")).to_have_text(
+        "Sinal enviado ao parceiro: “Tenho três”.")
     await page.wait_for_timeout(500)
     assert table.sent_signals == ["tres"]
 
@@ -381,8 +385,6 @@ async def test_the_hand_page_reads_a_record_as_the_cli_does(
     # a review: a record with a byte-order mark, with bytes that are not UTF-8, or over 1 MiB
     # was verified in the browser (its text() drops a BOM and replaces bad bytes); the CLI
     # refuses all three as unreadable (FAIRNESS.md 6 and 9)
-    import re
-
     from playwright.async_api import Route
 
     from tests.test_browser_hand_source import RECORDS, TABLE, pin_the_test_key
@@ -410,7 +412,10 @@ async def test_the_hand_page_reads_a_record_as_the_cli_does(
     # the plain record reads and verifies
     await page.route(re.compile(rf"/hands/{TABLE}-1$"), serving(good))
     await page.goto(live_server.url(f"/h/{TABLE}/1"))
-    await expect(page.locator("#verdict")).not_to_have_attribute("data-state", "unreadable")
+    # (its verdict starts "pending": not unreadable says nothing until it has one; the chain is
+    # not served here, so a good record's is ok or warn)
+    await expect(page.locator("#verdict")).to_have_attribute(
+        "data-state", re.compile(r"^(ok|warn)$"))
 
 
 async def test_the_browsers_signature_check_refuses_small_order_keys_as_pynacl_does(

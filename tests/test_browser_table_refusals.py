@@ -212,8 +212,10 @@ async def test_entropy_refused_as_unavailable_is_sent_again_and_counts(
     assert kinds.index(("entropy", 1, 0)) < next(
         i for i, m in enumerate(received) if m.get("type") == "update" and m["hand"] == 1
     )
-    # a retried refusal is not the player's business: no error shown
-    await expect(page.locator("#table-error")).to_be_hidden()
+    # a retried refusal is not the player's business: no error shown, nor shown and gone (an
+    # error hides itself after 6 s; its text stays)
+    assert await page.locator("#table-error").is_hidden()
+    await expect(page.locator("#table-error")).to_have_text("")
     await expect(page.locator("#fair-mine")).to_have_text(first["hex"])
     await expect(page.locator("#fair-mine-note")).to_have_text("(recebida pela mesa)")
     await expect(page.locator("#fair-from")).to_contain_text("Você")
