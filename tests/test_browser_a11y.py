@@ -142,9 +142,7 @@ async def test_live_regions_say_each_thing_once_and_never_the_ticking_seconds(
     await expect(page.locator("#request")).to_contain_text("Robô 2 pediu truco!")
     # messages that change nothing on the table: nothing is said again
     table.rerender(4)
-    # a message after them, shown: they were all taken in
-    table.push({"type": "absent", "seat": 1, "absent": True, "automatic": 1})
-    await expect(page.locator('#players li[data-seat="1"]')).to_contain_text("ausente")
+    await table.taken_in(page)
     await page.wait_for_timeout(1500)
     request = [t for t in await heard(page, "request-ask") if "pediu truco" in t]
     assert len(request) == 1, request
@@ -192,9 +190,7 @@ async def test_an_absent_player_says_they_are_back_and_gets_the_full_clock(
                                          " inteiro do relógio em cada decisão.")
     await expect(notice).not_to_contain_text("até você jogar de novo")
     table.rerender(3)
-    # a message after them, shown: they were all taken in
-    table.push({"type": "absent", "seat": 1, "absent": True, "automatic": 1})
-    await expect(page.locator('#players li[data-seat="1"]')).to_contain_text("ausente")
+    await table.taken_in(page)
     back = page.get_by_role("button", name="Estou de volta")
     await back.focus()
     await expect(back).to_be_focused()

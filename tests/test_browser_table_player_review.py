@@ -275,9 +275,7 @@ async def test_partner_signals_come_back_with_a_snapshot_logged_once(
     await expect(received).to_have_text("Parceiro: “Pede truco!”")
     table.partner_signals = [three, weak, ask]
     table.send_snapshot()
-    # a message after it, shown: the snapshot was taken in
-    table.push({"type": "absent", "seat": 1, "absent": True, "automatic": 1})
-    await expect(page.locator('#players li[data-seat="1"]')).to_contain_text("ausente")
+    await table.taken_in(page)
     await expect(received).to_have_text("Parceiro: “Pede truco!”")
     for label in ("Tenho três", "Tô fraco", "Pede truco!"):
         assert await log_lines(page, f"sinalizou: “{label}”") == 1, label

@@ -271,13 +271,14 @@ async def test_the_lobby_refresh_keeps_the_focus_in_my_tables(
         "Não foi possível confirmar a jogada; a mesa foi recarregada: confira se ela valeu."
     )
     # private tables are never listed here (they are joined by their invite link): the lobby
-    # has no invite code field, by another player's listed table nor anywhere
-    other = await new_page(browser, live_server)
-    await signup(other, live_server, "ui_lobby_b")
-    listed = await create_table(other, "paulista", 2, "training")
+    # has no invite code field, by another player's listed table nor anywhere (the private
+    # table made first: the list that shows the other is later than both)
     owner = await new_page(browser, live_server)
     await signup(owner, live_server, "ui_lobby_c")
     private = await create_table(owner, "paulista", 2, "private")
+    other = await new_page(browser, live_server)
+    await signup(other, live_server, "ui_lobby_b")
+    listed = await create_table(other, "paulista", 2, "training")
     await expect(page.locator(f'#lobby-tables li[data-table="{listed}"]')).to_be_visible()
     await expect(page.locator(f'#lobby-tables li[data-table="{private}"]')).to_have_count(0)
     await expect(page.locator("#lobby-tables input")).to_have_count(0)

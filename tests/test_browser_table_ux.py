@@ -133,6 +133,12 @@ class ReviewTable(EngineTable):
         self.seq += 1
         self.ws.send(json.dumps({**message, "seq": self.seq}))
 
+    async def taken_in(self, page: Page, seat: int = 1) -> None:
+        """Everything sent to the page so far has been taken in: a message sent after it (the
+        socket keeps their order), marking `seat` absent, is shown."""
+        self.push({"type": "absent", "seat": seat, "absent": True, "automatic": 1})
+        await expect(page.locator(f'#players li[data-seat="{seat}"]')).to_contain_text("ausente")
+
     def abandon(self, team: int, seat: int | None = None, trigger: str | None = None) -> None:
         """The server's end of a match by abandonment mid-hand (`seat`'s, of `team`, by
         `trigger`): the hand's record, match_over and the table (no `update`: the hand just
