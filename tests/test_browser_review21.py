@@ -182,7 +182,13 @@ async def test_two_tabs_keep_the_contribution_the_server_took(
         if len([m for _, m in server.sent if m["type"] == "entropy"]) == 2:
             break
         await page.wait_for_timeout(100)
-    await page.wait_for_timeout(500)
+    assert len([m for _, m in server.sent if m["type"] == "entropy"]) == 2
+    # both answers taken in: a later numbered event on each socket shows in each tab
+    for ws in server.routes:
+        ws.send(json.dumps({"type": "absent", "seq": 4, "seat": 1, "absent": True,
+                            "automatic": 1}))
+    for tab in (page, other):
+        await expect(tab.locator('#players li[data-seat="1"]')).to_contain_text("ausente")
     stored = [await tab.evaluate("(id) => localStorage.getItem(`barajamos:mine:${id}-2`)",
                                  TABLE_ID) for tab in (page, other)]
     assert taken and stored == [taken[0], taken[0]]
@@ -278,7 +284,10 @@ async def test_a_replay_does_not_log_seats_changing_back_and_forth(
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
     await server.routes[0].close(code=4000, reason="blip")
     await expect(page.locator("#seat-list")).to_contain_text("caio")
-    await page.wait_for_timeout(500)
+    # everything the reconnect was sent is taken in: a later numbered event of its socket shows
+    server.routes[1].send(json.dumps({"type": "absent", "seq": 5, "seat": 0, "absent": True,
+                                      "automatic": 1}))
+    await expect(page.get_by_role("button", name="Estou de volta")).to_be_visible()
     lines = await page.locator("#log li").all_text_contents()
     said = [line for line in lines if "caio" in line]
     assert len(said) == 1 and "caio sentou no lugar 2" in said[0], lines

@@ -127,8 +127,10 @@ async def test_a_page_that_lost_its_session_offers_no_move_and_keeps_saying_why(
     await expect(page.locator("#turn")).to_have_text("Sem acesso à mesa nesta página.")
     # a passing error (resigning needs the session too: 401) does not replace the reason
     page.once("dialog", lambda dialog: dialog.accept())
-    await page.get_by_role("button", name="Desistir e sair da mesa").click()
-    await page.wait_for_timeout(6500)  # past a passing error's 6 s
+    async with page.expect_response(lambda r: r.url.endswith("/leave")) as refused:
+        await page.get_by_role("button", name="Desistir e sair da mesa").click()
+    assert (await refused.value).status == 401
+    await page.wait_for_timeout(6500)  # past a passing error's 6 s, from its answer
     await expect(page.locator("#table-error")).to_be_visible()
     await expect(page.locator("#table-error")).to_have_text(SESSION_OVER)
 
