@@ -171,7 +171,9 @@ async def test_the_arena_page_refreshes_and_takes_its_player_to_the_table(
         "href", f"/t/{table}")
     # back from the table, the arena page links it; a tab that has not been at that table
     # (the player was elsewhere when it was formed) goes to it, its clock running
-    await ana.wait_for_timeout(2000)
+    await ana.wait_for_timeout(2000)  # a poll or so
+    # following, it would have said so at once, and gone 1.2 s later
+    await expect(ana.locator("#arena-table")).not_to_contain_text("Abrindo a mesa")
     assert ana.url.endswith("/arena")
     other = await ana.context.new_page()
     await other.goto(live.url("/arena"))
@@ -229,7 +231,9 @@ async def test_a_queue_page_reloaded_as_the_table_opened_still_goes_to_the_table
     # the follow is kept for that one reload: back on the queue page, the table is linked only
     await ana.goto(live.url("/ranked"))
     await expect(ana.locator("#queue-table-link")).to_be_visible()
-    await ana.wait_for_timeout(2000)
+    await ana.wait_for_timeout(2000)  # a poll or so
+    # following, it would have said so at once, and gone 1.2 s later
+    await expect(ana.locator("#queue-notice")).not_to_contain_text("Abrindo a mesa")
     assert ana.url.endswith("/ranked")
 
 

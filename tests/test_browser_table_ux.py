@@ -698,13 +698,27 @@ async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names
                                           "table": TABLE_ID, "standings": []}]}
     table = ReviewTable(state, seat=0, names=["arena_1", "rival_b"], people={1}, kind="arena")
     page = await open_table(live_server, browser, table, "arena_1")
-    await page.route(re.compile(r"/api/ranked/arenas$"), lambda route: route.fulfill(
-        status=200, content_type="application/json", body=json.dumps(arenas)))
+    polls: list[str] = []
+
+    async def arenas_answer(route: Route) -> None:
+        polls.append(route.request.url)
+        await route.fulfill(status=200, content_type="application/json", body=json.dumps(arenas))
+
+    await page.route(re.compile(r"/api/ranked/arenas$"), arenas_answer)
     await page.route(re.compile(rf"/t/{nxt}$"), lambda route: route.fulfill(
         status=200, content_type="text/html", body="<h1>next</h1>"))
+    await page.evaluate("() => { window.notReloaded = true; }")
     table.abandon(1)
     await expect(page.locator("#match-over")).to_be_visible()
-    await page.wait_for_timeout(2500)  # a poll or two: no other table yet
+    # the page polls again only after an answer that named no other table (else it goes there)
+    for _ in range(100):
+        if len(polls) >= 2:
+            break
+        await page.wait_for_timeout(100)
+    assert len(polls) >= 2, polls
+    await expect(page.locator("#arena-next")).to_be_empty()
+    # the same document polled twice: it neither went elsewhere nor reloaded this table
+    assert await page.evaluate("() => window.notReloaded === true")
     assert page.url.endswith(f"/t/{TABLE_ID}")
     arenas["arenas"][0]["table"] = nxt
     await expect(page.locator("#arena-next")).to_contain_text(
