@@ -28,6 +28,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     signup,
 )
 from tests.test_browser_views import TABLE_ID, open_table
+from tests.test_live_house_guards import until
 from truco import view
 
 
@@ -178,11 +179,8 @@ async def test_two_tabs_keep_the_contribution_the_server_took(
         await expect(tab.locator("#conn-status")).to_have_attribute("data-state", "connected")
     for ws in server.routes:
         ws.send(commitment(2, 2))
-    for _ in range(50):
-        if len([m for _, m in server.sent if m["type"] == "entropy"]) == 2:
-            break
-        await page.wait_for_timeout(100)
-    assert len([m for _, m in server.sent if m["type"] == "entropy"]) == 2
+    await until(lambda: len([m for _, m in server.sent if m["type"] == "entropy"]) == 2,
+                seconds=5)
     # both answers taken in: a later numbered event on each socket shows in each tab
     for ws in server.routes:
         ws.send(json.dumps({"type": "absent", "seq": 4, "seat": 1, "absent": True,

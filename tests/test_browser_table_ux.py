@@ -35,6 +35,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     signup,
 )
 from tests.test_browser_views import TABLE_ID, EngineTable, dealt, open_table
+from tests.test_live_house_guards import until
 from truco import (
     Action,
     ActionKind,
@@ -711,11 +712,7 @@ async def test_an_arena_end_box_leads_back_to_the_arena_and_spectators_see_names
     table.abandon(1)
     await expect(page.locator("#match-over")).to_be_visible()
     # the page polls again only after an answer that named no other table (else it goes there)
-    for _ in range(100):
-        if len(polls) >= 2:
-            break
-        await page.wait_for_timeout(100)
-    assert len(polls) >= 2, polls
+    await until(lambda: len(polls) >= 2, seconds=10)
     await expect(page.locator("#arena-next")).to_be_empty()
     # the same document polled twice: it neither went elsewhere nor reloaded this table
     assert await page.evaluate("() => window.notReloaded === true")
