@@ -28,6 +28,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     play_hand,
     signup,
 )
+from tests.test_live_house_guards import until
 from truco.reasons import Reason
 
 FOCUS_PLACE_JS = """() => {
@@ -67,12 +68,17 @@ async def test_a_click_while_the_socket_is_down_says_so(
     page = await new_page(browser, live_server)
     routes: list[WebSocketRoute] = []
     allow = {"reconnect": False}
+    # what the page sent into a reconnect while the network was down (it must never open)
+    leaked: list[str | bytes] = []
 
-    def route(ws: WebSocketRoute) -> None:
+    async def route(ws: WebSocketRoute) -> None:
         routes.append(ws)
         if len(routes) > 1 and not allow["reconnect"]:
-            # the network is down: the reconnect goes nowhere
-            asyncio.get_running_loop().create_task(ws.close(code=4000, reason="test: offline"))
+            # the network is down: the reconnect fails before it opens. It is closed before the
+            # handler returns: Playwright opens a mocked socket the handler leaves unclosed, and a
+            # click landing while it was open went out into it (the page sends on an open socket)
+            ws.on_message(lambda message: leaked.append(message))
+            await ws.close(code=4000, reason="test: offline")
             return
         ws.connect_to_server()
 
@@ -87,9 +93,10 @@ async def test_a_click_while_the_socket_is_down_says_so(
     await expect(mine).to_be_visible()
     await routes[0].close(code=4000, reason="test: connection dropped")
     await expect(page.locator("#conn-status")).not_to_have_attribute("data-state", "connected")
-    await page.wait_for_timeout(600)
+    await until(lambda: len(routes) > 1)  # it has tried to reconnect
     await mine.click()
     await expect(page.locator("#table-error")).to_have_text("Sem conexão; tente de novo.")
+    assert leaked == []  # no reconnect got through
     # the click was not queued: nothing is waiting for an answer
     await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
     allow["reconnect"] = True
