@@ -22,10 +22,12 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     LiveServer,
     browser_fixture,
     live_server_fixture,
+    lobby_refreshes,
     new_page,
     signup,
 )
 from tests.test_browser_views import dealt, open_table
+from tests.test_live_house_guards import until
 from truco import Action, ActionKind, new_match, start_hand
 from truco.records import RecordEnd
 from truco.variants import MatchConfig, TeamMode, Variant
@@ -153,12 +155,14 @@ async def test_the_lobby_says_its_status_once_not_at_every_refresh(
     live_server: LiveServer, browser: Browser
 ) -> None:
     page = await new_page(browser, live_server)
+    refreshes = lobby_refreshes(page)
     await page.add_init_script(RECORDER)
     await signup(page, live_server, "ouvido_lobby")
     status = page.locator("#lobby-status")
     await expect(status).not_to_have_text("Carregando as mesas…")
     said = await status.text_content()
-    await page.wait_for_timeout(9_000)  # two refreshes of the lists (every 4 s)
+    begun = len(refreshes)
+    await until(lambda: len(refreshes) >= begun + 3, 40)  # two refreshes since, shown whole
     assert [t for t in await heard(page, "lobby-status") if t != "Carregando as mesas…"] == [said]
     await page.context.close()
 

@@ -24,6 +24,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     browser_fixture,
     create_table,
     live_server_fixture,
+    lobby_refreshes,
     new_page,
     play_hand,
     signup,
@@ -249,6 +250,7 @@ async def test_the_lobby_refresh_keeps_the_focus_in_my_tables(
     live_server: LiveServer, browser: Browser
 ) -> None:
     page = await new_page(browser, live_server)
+    refreshes = lobby_refreshes(page)
     await signup(page, live_server, "ui_lobby")
     await create_table(page, "paulista", 2, "training")
     await page.goto(live_server.url("/"))
@@ -256,7 +258,8 @@ async def test_the_lobby_refresh_keeps_the_focus_in_my_tables(
     await expect(link).to_be_visible()
     await link.focus()
     await page.evaluate("() => { document.activeElement.dataset.marked = 'yes'; }")
-    await page.wait_for_timeout(4600)  # past a 4 s refresh
+    begun = len(refreshes)
+    await until(lambda: len(refreshes) >= begun + 2, 30)  # a refresh since, shown whole
     assert await page.evaluate("() => document.activeElement.dataset.marked") == "yes"
     # every refusal the table socket can send has its own pt-BR text, the engine's too
     codes = [

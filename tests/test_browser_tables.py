@@ -103,6 +103,16 @@ async def new_page(
     return page
 
 
+def lobby_refreshes(page: Page) -> list[str]:
+    """The lobby's list refreshes, each counted as it begins (it asks for the player's own tables
+    once). The lobby begins a refresh 4 s after the one before it is shown, so once two more than
+    n have begun, a refresh begun after the nth has been shown whole."""
+    begun: list[str] = []
+    page.on("request", lambda request: begun.append(request.url)
+            if request.url.endswith("/api/tables?mine=1") else None)
+    return begun
+
+
 async def screenshot(page: Page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
