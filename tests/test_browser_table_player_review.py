@@ -544,7 +544,7 @@ async def test_a_pending_answer_is_in_sight_on_a_phone(
         await page.context.close()
 
 
-# --- 7. the header's touch targets -------------------------------------------------------------
+# --- 7. the header's touch targets, and its menu on a phone ------------------------------------
 
 
 async def test_the_header_touch_targets_are_44_px_on_a_phone(
@@ -554,6 +554,7 @@ async def test_the_header_touch_targets_are_44_px_on_a_phone(
     await signup(page, live_server, "dedo_grande")
     for path in ("/", "/me/hands"):
         await page.goto(live_server.url(path))
+        await page.get_by_role("button", name="Menu").click()  # every link shown
         targets = page.locator("header.site a, header.site button")
         assert await targets.count() >= 8
         small = []
@@ -574,3 +575,63 @@ async def test_the_header_touch_targets_are_44_px_on_a_phone(
     assert header is not None and header["height"] < 70, header
     link = await desktop.get_by_role("link", name="Mesas", exact=True).bounding_box()
     assert link is not None and link["height"] < 30, link
+    await expect(desktop.get_by_role("button", name="Menu")).to_be_hidden()
+
+
+async def test_a_phone_folds_the_header_links_behind_a_menu(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the header's eight links took four rows above every page, a third of a phone's screen
+    page = await new_page(browser, live_server, PHONE)
+    await signup(page, live_server, "menu_dobrado")
+    header = page.locator("header.site")
+    menu = header.get_by_role("button", name="Menu", exact=True)  # the arrow is not read
+    nav = page.get_by_role("navigation", name="Principal")
+    ranked = nav.get_by_role("link", name="Ranqueada")
+    await expect(menu).to_have_attribute("aria-expanded", "false")
+    await expect(menu).to_have_attribute("aria-controls", "site-nav site-me")
+    await expect(nav).to_be_hidden()
+    logout = page.get_by_role("button", name="Sair", exact=True)
+    await expect(logout).to_be_hidden()
+    box = await header.bounding_box()
+    assert box is not None and box["height"] < 70, box  # one row: the brand and the menu
+    # opened by a tap: every link and my account's, under the first row
+    await menu.click()
+    await expect(menu).to_have_attribute("aria-expanded", "true")
+    await expect(ranked).to_be_in_viewport(ratio=1)
+    await expect(logout).to_be_in_viewport(ratio=1)
+    await expect(header.get_by_role("link", name="menu_dobrado")).to_be_visible()
+    assert await nav.get_by_role("link").count() == 7
+    menu_box, nav_box = await menu.bounding_box(), await nav.bounding_box()
+    assert menu_box is not None and nav_box is not None
+    assert nav_box["y"] >= menu_box["y"] + menu_box["height"], (menu_box, nav_box)
+    # closed again by the button, or by Escape from a link, the focus back on the button
+    await menu.click()
+    await expect(nav).to_be_hidden()
+    await menu.press("Enter")
+    await expect(menu).to_have_attribute("aria-expanded", "true")
+    await page.keyboard.press("Tab")
+    await expect(nav.get_by_role("link", name="Mesas", exact=True)).to_be_focused()
+    await page.keyboard.press("Escape")
+    await expect(nav).to_be_hidden()
+    await expect(menu).to_be_focused()
+    await expect(menu).to_have_attribute("aria-expanded", "false")
+    # a link in it goes where it says; the next page starts folded
+    await menu.click()
+    await ranked.click()
+    await page.wait_for_url(live_server.url("/ranked"))
+    await expect(nav).to_be_hidden()
+    await expect(menu).to_have_attribute("aria-expanded", "false")
+    # without the page's scripts every link shows, and no button that would do nothing
+    bare = await browser.new_context(viewport=PHONE, java_script_enabled=False)  # type: ignore[arg-type]
+    plain = await bare.new_page()
+    await plain.goto(live_server.url("/"))
+    await expect(plain.get_by_role("navigation", name="Principal").get_by_role(
+        "link", name="Verificar uma mão")).to_be_visible()
+    await expect(plain.get_by_role("button", name="Menu")).to_be_hidden()
+    await bare.close()
+    # a window widened past a phone's shows the links and no menu button, even when it was shut
+    await page.set_viewport_size(DESKTOP)  # type: ignore[arg-type]
+    await expect(nav.get_by_role("link", name="Ranqueada")).to_be_visible()
+    await expect(menu).to_be_hidden()
+    await page.context.close()

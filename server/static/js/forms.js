@@ -6,6 +6,26 @@
 const invalid = document.querySelector('main form [aria-invalid="true"]');
 if (invalid) invalid.focus();
 
+// On a phone the header's links (and my name and "Sair") fold behind its "Menu" button (the stylesheet folds them only
+// in narrow windows, and only once this has run: without it every link shows, as on a wide
+// screen). The button says whether they are shown; Escape folds them again and keeps the focus
+// on the button.
+const header = document.querySelector("header.site");
+const menuToggle = header?.querySelector(".menu-toggle");
+if (header && menuToggle) {
+  const showMenu = (open) => {
+    menuToggle.setAttribute("aria-expanded", String(open));
+    header.classList.toggle("menu-open", open);
+  };
+  menuToggle.addEventListener("click", () => showMenu(menuToggle.getAttribute("aria-expanded") !== "true"));
+  header.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || menuToggle.getAttribute("aria-expanded") !== "true") return;
+    showMenu(false);
+    menuToggle.focus();
+  });
+  header.classList.add("menu-ready");
+}
+
 // Moments on players' pages (`<time data-local>`, server/pages.py local_time) come said in UTC:
 // shown in the reader's own time zone, named, with the UTC kept in the title.
 const LOCAL_STYLES = {
