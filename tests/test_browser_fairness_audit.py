@@ -104,7 +104,10 @@ async def test_the_structure_check_refuses_every_action_the_cli_refuses(
     assert "não as duas" in messages["a play by card and position"]
     assert "nunca é coberta" in messages["a blind play covered"]
     assert '"covered": false não se escreve' in messages["covered false"]
-    assert messages["a seat past the seats"].startswith("$.actions[0].seat:")
+    # in the record's own terms (seat 4 is the fifth seat; the pages say "lugar 1" for seat 0)
+    assert messages["a seat past the seats"] == (
+        "$.actions[0].seat: esperava um lugar de 0 a 3 (o registro conta os lugares a partir de"
+        " 0), não 4")
 
 
 def nonsense(record: dict[str, Any]) -> dict[str, Any]:

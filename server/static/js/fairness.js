@@ -441,6 +441,9 @@ function hexOf(v, path, low, high = low) {
   return hexToBytes(v);
 }
 
+/** A seat in a record's own terms: counted from 0 (the pages say "lugar 1" for seat 0). */
+const seatExpected = (seats) => `esperava um lugar de 0 a ${seats - 1} (o registro conta os lugares a partir de 0)`;
+
 const VERBS = ["play", "raise", "accept", "decline", "envido", "real_envido", "falta_envido", "fold", "timeout"];
 const ACTION_FIELDS = ["seat", "do", "card", "covered", "position"];
 
@@ -505,7 +508,7 @@ export function checkStructure(record) {
   const d = r.dealer;
   need(d !== null && typeof d === "object" && !Array.isArray(d)
     && Object.keys(d).sort().join(",") === "by,seat", "$.dealer", "esperava {seat, by}");
-  need(isInt(d.seat, 0, r.seats - 1), "$.dealer.seat", "esperava o número de um lugar");
+  need(isInt(d.seat, 0, r.seats - 1), "$.dealer.seat", seatExpected(r.seats));
   need(d.by === "draw" || d.by === "rotation", "$.dealer.by", "esperava 'draw' ou 'rotation'");
   for (const key of ["score_before", "score_after"]) {
     const s = r[key];
@@ -535,7 +538,7 @@ export function checkStructure(record) {
   r.actions.forEach((a, i) => {
     const problem = actionProblem(a);
     need(problem === null, `$.actions[${i}]`, problem);
-    need(a.seat < r.seats, `$.actions[${i}].seat`, `o lugar ${a.seat} não existe numa mesa de ${r.seats} lugares`);
+    need(a.seat < r.seats, `$.actions[${i}].seat`, `${seatExpected(r.seats)}, não ${a.seat}`);
   });
   need(["completed", "abandonment", "cancelled"].includes(r.end), "$.end",
     "esperava completed, abandonment ou cancelled");
