@@ -121,6 +121,9 @@ async def test_a_raise_the_team_voted_for_is_the_teams(
     await expect(log).to_contain_text("pediu truco! (vale 3)")  # a seat's own raise is its own
     # the request box says it as the log does (a review: it credited my raise to my partner)
     await expect(ask).to_have_text("Nossa dupla pediu seis! A mão passa a valer 6.")
+    # and so after a reload, from the view alone (the votes' events are not replayed)
+    await page.reload()
+    await expect(ask).to_have_text("Nossa dupla pediu seis! A mão passa a valer 6.")
     await page.context.close()
 
 

@@ -193,3 +193,32 @@ def test_next_raise_names_the_step_a_raise_asks_for() -> None:
         special = begin("paulista", [["3C", "2C", "4D"], ["4H", "5H", "6H"]], vira="7C",
                         score=score)
         assert view(special, 0)["hand"]["next_raise"] is None
+
+
+def test_a_request_says_whether_it_was_the_teams_answer() -> None:
+    # a raise back or an envido sung in answer is the team's, decided by its vote: the view says
+    # so (a page opened after it names the team, not the partner whose vote completed it)
+    def request(state: MatchState) -> dict[str, Any]:
+        asked = view(state, 0)["hand"]["request"]
+        assert asked is not None
+        return {key: asked[key] for key in ("kind", "seat", "team", "in_answer")}
+
+    state = steps(begin("paulista", FOUR, vira="7C"), (0, "raise"))
+    assert request(state) == {"kind": "truco", "seat": 0, "team": 0, "in_answer": False}
+    state = steps(state, (1, "raise"))  # one vote of two: still the truco asked
+    assert request(state) == {"kind": "truco", "seat": 0, "team": 0, "in_answer": False}
+    state = steps(state, (3, "raise"))
+    assert request(state) == {"kind": "truco", "seat": 3, "team": 1, "in_answer": True}
+    state = steps(state, (0, "accept"), (2, "accept"))
+    assert view(state, 0)["hand"]["request"] is None
+    state = steps(state, (0, "raise"))  # at my own turn, after the seis accepted
+    assert request(state) == {"kind": "truco", "seat": 0, "team": 0, "in_answer": False}
+    # Argentino: an envido sung at one's turn, and sung or raised in answer
+    argentino = begin("argentino", FOUR)
+    assert request(steps(argentino, (0, "envido"))) == {
+        "kind": "envido", "seat": 0, "team": 0, "in_answer": False}
+    state = steps(argentino, (0, "raise"), (1, "envido"), (3, "envido"))
+    assert request(state) == {"kind": "envido", "seat": 3, "team": 1, "in_answer": True}
+    state = steps(state, (2, "real_envido"), (0, "real_envido"))
+    assert request(state) == {"kind": "envido", "seat": 0, "team": 0, "in_answer": True}
+    assert view(state, None)["hand"]["request"]["in_answer"] is True  # public, as the log is

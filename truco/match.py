@@ -543,7 +543,7 @@ def _team_answers(
     if answer in ENVIDO_CALLS:
         # el envido va primero: the truco waits, the envido is answered by the truco's asker
         chain = (answer,)
-        envido = EnvidoState(chain=chain, seat=seat, team=team)
+        envido = EnvidoState(chain=chain, seat=seat, team=team, in_answer=True)
         hand = evolve_hand(hand, votes=cleared, envido=envido)
         events.append(EnvidoCalled(seat, team, answer, envido_rules.chain_name(chain)))
         return _with_hand(state, hand), tuple(events)
@@ -553,7 +553,7 @@ def _team_answers(
     if answer is _RAISE:
         # raising back accepts the step asked and asks the next one
         level = truco.level + 1
-        request_next = TrucoRequest(seat=seat, team=team, level=level)
+        request_next = TrucoRequest(seat=seat, team=team, level=level, in_answer=True)
         events.append(RaiseRequested(seat, team, rules.ladder[level], rules.raise_names[level - 1]))
     bet = evolve_bet(
         hand.bet,
@@ -583,7 +583,7 @@ def _answer_envido(
     cleared = (None,) * hand.setup.seats
     if answer in ENVIDO_CALLS:
         chain += (answer,)
-        envido = EnvidoState(chain=chain, seat=seat, team=team)
+        envido = EnvidoState(chain=chain, seat=seat, team=team, in_answer=True)
         hand = evolve_hand(hand, votes=cleared, envido=envido)
         events.append(EnvidoCalled(seat, team, answer, envido_rules.chain_name(chain)))
         return _with_hand(state, hand), tuple(events)
@@ -604,7 +604,8 @@ def _answer_envido(
         tantos = _sung(everyone, winner_seat)
         result = EnvidoResult(True, winner_seat & 1, points, winner_seat, tantos)
         events.append(EnvidoAccepted(name, tantos, winner_seat, winner_seat & 1, points))
-    settled = EnvidoState(chain=chain, seat=current.seat, team=current.team, result=result)
+    settled = EnvidoState(chain=chain, seat=current.seat, team=current.team, result=result,
+                          in_answer=current.in_answer)
     hand = evolve_hand(hand, votes=cleared, envido=settled)
     return _score_now(state, hand, result.winner_team, points, events)
 

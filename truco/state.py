@@ -130,6 +130,7 @@ class TrucoRequest:
     seat: int  # who asked (for a team's raise back: the partner whose vote decided it)
     team: int
     level: int  # the ladder step asked for
+    in_answer: bool = False  # a raise back: the team's answer to the other's request
 
 
 @fast_init
@@ -149,6 +150,7 @@ class EnvidoState:
     seat: int  # the last caller
     team: int  # the last caller's team; the other team answers
     result: EnvidoResult | None = None  # None while the chain waits for its answer
+    in_answer: bool = False  # the last call was the team's answer (to a truco, or an envido)
 
 
 @fast_init

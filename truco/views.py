@@ -182,6 +182,7 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
             "answering_team": hand.answering_team,
             "seat": truco.seat,
             "team": truco.team,
+            "in_answer": truco.in_answer,
             "value": rules.ladder[truco.level],
             "name": rules.raise_names[truco.level - 1],
         }
@@ -194,6 +195,7 @@ def _request_json(state: MatchState, hand: HandState) -> dict[str, Any] | None:
             "answering_team": hand.answering_team,
             "seat": envido.seat,
             "team": envido.team,
+            "in_answer": envido.in_answer,
             "chain": chain_name(chain),
             # what quiero gives the best tanto, and no quiero the calling team (RULES.md)
             "accepted_points": accepted_points(chain, score, target),

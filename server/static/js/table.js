@@ -57,8 +57,6 @@ const state = {
   handInfo: null,
   pending: [],
   absent: new Set(),
-  /** the latest raise or envido call, as `type:seat:team`, when a team vote made it */
-  votedRequest: null,
   /** each seat's automatic actions in a row (`abandon_limit` of them forfeit the match) */
   automatic: [],
   signals: [],
@@ -245,8 +243,6 @@ function handle(message) {
       break;
     }
     case "snapshot":
-      // who made the request now pending is read from the view alone (the events are missed)
-      state.votedRequest = null;
       state.lastSeq = message.seq;
       seatsChanged(state.table, message.table);
       state.table = message.table;
@@ -331,10 +327,6 @@ function handle(message) {
       // a raise or an envido call that a team vote decided is the team's, not its last voter's
       const byVote = message.events.some((event) => event.type === "vote_cast");
       for (const event of message.events) {
-        // the request box names it so too (the view names the seat whose vote completed it)
-        if (event.type === "raise_requested" || event.type === "envido_called") {
-          state.votedRequest = byVote ? `${event.type}:${event.seat}:${event.team}` : null;
-        }
         // a seat that acted itself ends its streak of automatic actions (the server's too: it
         // says so with an `absent` event only when the seat was absent, not after a `back`)
         if (OWN_MOVES.has(event.type) && Number.isInteger(event.seat) && !event.automatic) {
@@ -1097,7 +1089,6 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       // the previous hand's summary stays up (titled with its number) until this hand ends;
       // the partner's last signal was about the previous hand
       clearSignalReceived();
-      state.votedRequest = null;
       log(`Mão ${handNumber}${inMatch(handNumber)}: ${seatName(event.dealer)} deu as cartas; ${seatMid(event.mano)} é mão.${event.vira ? ` Vira: ${cardLabel(event.vira, v)}.` : ""}`);
       break;
     case "card_played":
@@ -1856,15 +1847,15 @@ function renderRequest(view) {
     return;
   }
   const parts = [];
-  // a call the team voted for is the team's: "Nossa dupla pediu retruco!", as the log says
-  const caller = (type) => (state.votedRequest === `${type}:${request.seat}:${request.team}`
-    ? teamName(request.team) : seatName(request.seat));
+  // a call made as the team's answer is the team's: "Nossa dupla pediu retruco!", as the log
+  // says (the view's `seat` is the partner whose vote completed it)
+  const caller = request.in_answer ? teamName(request.team) : seatName(request.seat);
   if (request.kind === "truco") {
-    parts.push(el("p", { class: "ask" }, `${caller("raise_requested")} pediu ${request.name}! A mão passa a valer ${request.value}.`));
+    parts.push(el("p", { class: "ask" }, `${caller} pediu ${request.name}! A mão passa a valer ${request.value}.`));
   } else if (request.kind === "envido") {
     const chain = request.chain ?? "";
     const now = chain.length > 1 ? ` (${envidoChain(chain)})` : "";
-    parts.push(el("p", { class: "ask" }, `${caller("envido_called")} cantou ${envidoChain(chain.slice(-1))}${now}${request.truco_waiting ? "; o truco espera a resposta do envido" : ""}.`));
+    parts.push(el("p", { class: "ask" }, `${caller} cantou ${envidoChain(chain.slice(-1))}${now}${request.truco_waiting ? "; o truco espera a resposta do envido" : ""}.`));
     // what answering is worth now, as the engine counts it (the view's request carries it)
     const quiero = chain.includes("F")
       ? `a falta envido, ${pointsText(request.accepted_points)} para o melhor tanto (se quem ganhar estiver na frente no placar, ganha a partida)`
