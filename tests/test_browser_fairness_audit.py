@@ -347,6 +347,8 @@ async def test_the_verifier_page_tells_every_status_and_exit_code(
     for word in ("verified", "FAILED", "PASS", "FAIL", "WARN", "skip", "all checks passed"):
         await expect(output.locator("code", has_text=re.compile(rf"^{word}$"))).to_have_count(1)
     await expect(output).not_to_contain_text("PASS ou FAILED")
+    # its seats count from 0, the pages' from 1
+    await expect(output).to_contain_text("o seat 0 é o lugar 1 das páginas da casa")
     await expect(page.locator("#verifier-exit")).to_have_text(re.compile(
         r"^O código de saída é 0 quando nada falhou \(pode haver avisos: leia-os\), 1\s+quando"
         r" alguma conferência falhou e 2 quando a entrada não pôde ser lida"

@@ -159,6 +159,8 @@ async def test_a_hand_page_has_one_address(
     # its offline command says where the verifier comes from and how to run the downloaded file
     offline = (await page.text()).split('id="offline-how"', 1)[1].split("</p>", 1)[0]
     assert 'href="/verificador"' in offline and f"verificador/bin/python {bundle.NAME}" in offline
+    # the command counts seats from 0, the page from 1: said where the commands are given
+    assert "o <code>seat 0</code> dele é o lugar 1 desta página" in " ".join(offline.split())
 
 
 async def test_the_lobby_says_before_a_table_is_made_that_its_hands_are_public(
