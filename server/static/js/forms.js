@@ -6,10 +6,10 @@
 const invalid = document.querySelector('main form [aria-invalid="true"]');
 if (invalid) invalid.focus();
 
-// On a phone the header's links (and my name and "Sair") fold behind its "Menu" button (the stylesheet folds them only
-// in narrow windows, and only once this has run: without it every link shows, as on a wide
-// screen). The button says whether they are shown; Escape folds them again and keeps the focus
-// on the button.
+// On a phone the header's links, my name and "Sair" fold behind its "Menu" button (the
+// stylesheet folds them only in narrow windows, and only once this has run: without it every
+// link shows, as on a wide screen). The button says whether they are shown; Escape folds them
+// again and keeps the focus on the button.
 const header = document.querySelector("header.site");
 const menuToggle = header?.querySelector(".menu-toggle");
 if (header && menuToggle) {
