@@ -622,12 +622,22 @@ async def test_a_phone_folds_the_header_links_behind_a_menu(
     await page.wait_for_url(live_server.url("/ranked"))
     await expect(nav).to_be_hidden()
     await expect(menu).to_have_attribute("aria-expanded", "false")
-    # without the page's scripts every link shows, and no button that would do nothing
-    bare = await browser.new_context(viewport=PHONE, java_script_enabled=False)  # type: ignore[arg-type]
+    # a visitor's three links are not folded: "Verificar uma mão" stays in sight
+    visitor = await browser.new_context(viewport=PHONE)  # type: ignore[arg-type]
+    guest = await visitor.new_page()
+    await guest.goto(live_server.url("/"))
+    await expect(guest.get_by_role("navigation", name="Principal").get_by_role(
+        "link", name="Verificar uma mão")).to_be_in_viewport(ratio=1)
+    await expect(guest.get_by_role("button", name="Menu")).to_have_count(0)
+    await visitor.close()
+    # signed in, without the page's scripts: every link shows, and no button that would do nothing
+    bare = await browser.new_context(viewport=PHONE, java_script_enabled=False,  # type: ignore[arg-type]
+                                     storage_state=await page.context.storage_state())
     plain = await bare.new_page()
     await plain.goto(live_server.url("/"))
-    await expect(plain.get_by_role("navigation", name="Principal").get_by_role(
-        "link", name="Verificar uma mão")).to_be_visible()
+    plain_nav = plain.get_by_role("navigation", name="Principal")
+    await expect(plain_nav.get_by_role("link", name="Minhas mãos")).to_be_visible()
+    await expect(plain.get_by_role("button", name="Sair", exact=True)).to_be_visible()
     await expect(plain.get_by_role("button", name="Menu")).to_be_hidden()
     await bare.close()
     # a window widened past a phone's shows the links and no menu button, even when it was shut
