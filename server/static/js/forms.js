@@ -13,10 +13,8 @@ if (invalid) invalid.focus();
 const header = document.querySelector("header.site");
 const menuToggle = header?.querySelector(".menu-toggle");
 if (header && menuToggle) {
-  const showMenu = (open) => {
-    menuToggle.setAttribute("aria-expanded", String(open));
-    header.classList.toggle("menu-open", open);
-  };
+  // the button's aria-expanded is the one state: the stylesheet folds the links by it
+  const showMenu = (open) => menuToggle.setAttribute("aria-expanded", String(open));
   menuToggle.addEventListener("click", () => showMenu(menuToggle.getAttribute("aria-expanded") !== "true"));
   header.addEventListener("keydown", (event) => {
     if (event.key !== "Escape" || menuToggle.getAttribute("aria-expanded") !== "true") return;
