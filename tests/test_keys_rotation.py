@@ -32,7 +32,7 @@ from tests.test_live_helpers import (
     start_live,
 )
 from truco.records import key_id_for
-from verifier.check import CheckName, Status, check_chain
+from verifier.check import CheckName, Status, TableChain, check_chain, check_hand
 from verifier.signing import signing_key_from_seed, verify_signature
 
 OLD_SEED = bytes(range(32))  # the `config` fixture's signing key
@@ -144,6 +144,33 @@ async def test_a_rotation_hands_the_chain_over_to_the_new_key(
     assert newer[0] == handover
     report = check_chain(newer, pinned=[OLD_KEY])
     assert report.ok, report.failures
+    # one hand of it, as `hand URL` checks it: the chain it fetches carries the hand-over, which
+    # trusts the record's key for whoever pinned the old one (it failed `key`, "nor handed
+    # over from it", having never looked); alone, it says where the hand-over is
+    record = hand_records(newer)[0]
+    url = f"http://house/tables/{other}/chain"
+    alone = check_hand(record, pinned=[OLD_KEY]).entries[0].check(CheckName.KEY)
+    assert alone.status is Status.FAIL
+    assert alone.reason.endswith(
+        f"which is not the pinned key ({key_id_for(OLD_KEY)}); after a key rotation, pin the"
+        " house's keys before and after it (--key OLD --key NEW: its /api/key lists its"
+        " hand-overs) or check the table's chain, which carries the hand-overs:"
+        f" `barajamos-verify chain HOUSE/tables/{other}/chain --key HOUSE_KEY` (HOUSE is the"
+        " address of the house that dealt the hand; HOUSE_KEY is the house's published key, from"
+        " /api/key)"
+    )
+    fetched = check_hand(record, pinned=[OLD_KEY], chain=TableChain(url, newer))
+    assert fetched.ok, fetched.entries
+    assert fetched.entries[0].check(CheckName.KEY).reason == (
+        f"signed by key {key_id_for(new_key)} (handed over from a pinned key)")
+    assert fetched.entries[0].check(CheckName.SEED_CHAIN).status is Status.PASS
+    # trust flows forward only: the new key pinned alone does not vouch for the old records
+    older = check_hand(hand_records(chain)[0], pinned=[new_key],
+                       chain=TableChain(url, chain)).entries[0].check(CheckName.KEY)
+    assert older.status is Status.FAIL and older.reason.endswith(
+        "nor handed over from it; what the house signed before a key rotation"
+        " needs the older key pinned too (--key OLD --key NEW: the house's /api/key lists its"
+        " hand-overs)")
     # pinned to nothing but a key the house never had: every record fails `key`; the
     # hand-over, from a key not trusted either, adds no trust and is skipped
     stranger = bytes(signing_key_from_seed(b"x" * 32).verify_key)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.test_verifier_cli import serve_folder
 from tests.test_verifier_tampering import rechain
 from truco.actions import Action, ActionKind, action_to_json
 from truco.fairness import deal_cards, derive_deck, seed_chain
@@ -279,7 +280,7 @@ def test_several_keys_may_be_pinned(capsys, tmp_path, table):
     path = tmp_path / "chain.json"
     path.write_text(json.dumps(list(table.records)))
     status, out, _ = run(capsys, "chain", str(path), "--key", "11" * 32, "--key", KEY_HEX)
-    assert status == 0 and "all checks passed" in out
+    assert status == 0 and "no check failed" in out
 
 
 # --------------------------------------------------------------------- 11. a cut chain
@@ -313,7 +314,10 @@ def test_a_ledger_head_past_the_end_of_the_input_warns(capsys, tmp_path, table):
     status, out, _ = run(capsys, "chain", str(path), "--key", KEY_HEX)
     assert status == 0 and "WARN  ledger      a signed ledger head" in out
     assert "ledger head at 2026-03-01 12:00:00 UTC: " in out  # its time, as a player reads it
-    assert out.strip().endswith("all checks passed (1 warning(s))")
+    assert out.strip().endswith(
+        "no check failed; 1 warning(s): each warning above says what this input could not"
+        " prove"
+    )
     # the whole chain: the head names its last hand, which is there
     whole = check_chain([*table.records, head], pinned=[KEY])
     assert ledger(whole).status is Status.PASS
@@ -347,6 +351,35 @@ def test_a_ledger_head_of_a_table_with_no_record_in_the_input_warns(table):
     check = ledger(report)
     assert check.status is Status.WARN
     assert "this input has no record of table mesa-o" in check.reason
+
+
+def test_a_chain_the_house_served_without_its_ledger_head_warns(capsys, tmp_path, table):
+    # FAIRNESS.md 8: the house serves every chain with its signed ledger head for the table;
+    # one served without it leaves nothing signed to hold a later download to
+    folder = tmp_path / "tables" / "mesa-s"
+    folder.mkdir(parents=True)
+    chain = folder / "chain"
+    chain.write_text(json.dumps([table.anchor_statement, *table.records]))
+    with serve_folder(tmp_path) as url:
+        status, out, _ = run(capsys, "chain", f"{url}/tables/mesa-s/chain", "--key", KEY_HEX)
+        assert status == 0, out
+        warned = [line for line in out.splitlines() if line.startswith("  WARN  ledger ")]
+        assert warned == [
+            "  WARN  ledger      the house serves a table's chain with its signed ledger head,"
+            f" and {url}/tables/mesa-s/chain holds none that names table mesa-s: nothing signed"
+            " says how long its history was when it was served (a later download cannot be held"
+            " to it)"
+        ]
+        # on the last record of the table
+        assert out.split("WARN  ledger")[0].rsplit("\ntable ", 1)[1].startswith("mesa-s hand 6:")
+        # served with its head: no warning
+        chain.write_text(json.dumps([table.anchor_statement, *table.records, _head(table, 6)]))
+        status, out, _ = run(capsys, "chain", f"{url}/tables/mesa-s/chain", "--key", KEY_HEX)
+        assert status == 0 and "WARN" not in out and out.endswith("all checks passed\n"), out
+    # a file is whatever the player saved, under any name: no head expected
+    chain.write_text(json.dumps([table.anchor_statement, *table.records]))
+    status, out, _ = run(capsys, "chain", str(chain), "--key", KEY_HEX)
+    assert status == 0 and "WARN" not in out, out
 
 
 # --------------------------------------------------------------------- 10. served bytes

@@ -185,6 +185,12 @@ def _fail(name: CheckName, reason: str) -> CheckResult:
     return CheckResult(name, Status.FAIL, reason)
 
 
+ROTATION_HINT = (
+    "; what the house signed before a key rotation needs the older key pinned too (--key OLD"
+    " --key NEW: the house's /api/key lists its hand-overs)"
+)
+
+
 @dataclass(slots=True)
 class KeyTrust:
     """Which keys may sign: the pinned ones, plus keys they handed over to.
@@ -194,6 +200,10 @@ class KeyTrust:
 
     pinned: frozenset[bytes]
     trusted: set[bytes] = field(default_factory=set)
+    # whether hand-overs were there to follow (`check_hand` without the table's chain: none)
+    followed: bool = True
+    # what a hand record's key check that fails with pinned keys adds: what to do
+    hint: str = ROTATION_HINT
 
     def __post_init__(self) -> None:
         self.trusted |= set(self.pinned)
@@ -202,7 +212,9 @@ class KeyTrust:
         if not self.pinned and not self.trusted:
             self.trusted.add(public_key)
 
-    def check(self, signed: Signature) -> CheckResult:
+    def check(self, signed: Signature, *, record: bool = False) -> CheckResult:
+        """`key` of a record or statement; `record`: a hand record's, whose failure with pinned
+        keys says what to do (`hint`)."""
         actual = key_id_for(signed.public_key)
         if signed.key_id != actual:
             return _fail(
@@ -227,7 +239,8 @@ class KeyTrust:
             return _fail(
                 CheckName.KEY,
                 f"signed by key {actual}, which is not the pinned key ({pinned})"
-                " nor handed over from it",
+                + (" nor handed over from it" if self.followed else "")
+                + (self.hint if record else ""),
             )
         return _fail(
             CheckName.KEY,
@@ -272,7 +285,7 @@ def _hand_checks(
     obj: Mapping[str, Any], record: HandRecord, trust: KeyTrust, mine: bytes | None
 ) -> list[CheckResult]:
     assert record.signed_by is not None  # parse_record(signed=True) guarantees it
-    checks = [trust.check(record.signed_by), _signature_check(obj, record.signed_by)]
+    checks = [trust.check(record.signed_by, record=True), _signature_check(obj, record.signed_by)]
 
     if hashlib.sha256(record.seed).digest() == record.commitment:
         checks.append(_pass(CheckName.COMMITMENT, "SHA-256(seed) equals the commitment"))
@@ -430,13 +443,24 @@ def check_hand(
     naming `chain_command`, the command that checks it (default: a description of it).
     """
     record = _parse_hand(obj, where)
+    command = chain_command or chain_hint(record.table)
     trust = KeyTrust(frozenset(pinned))
     assert record.signed_by is not None
     trust.adopt_first_signer(record.signed_by.public_key)
+    if chain is not None and chain.entries is not None:
+        # a record signed after a key rotation verifies for whoever pinned the key before it
+        # through the hand-overs the table's chain carries, as `chain` verifies it
+        _follow_handovers(_readable_statements(chain.entries), trust)
+    else:
+        trust.followed = False
+        trust.hint = (
+            "; after a key rotation, pin the house's keys before and after it (--key OLD --key"
+            " NEW: its /api/key lists its hand-overs) or check the table's chain, which carries"
+            f" the hand-overs: {command}"
+        )
     source = None if asked is None else _source_check(record, asked)
     checks = [] if source is None else [source]
     checks += _hand_checks(obj, record, trust, mine)
-    command = chain_command or chain_hint(record.table)
     if source is not None and source.failed:
         placed = CheckResult(
             CheckName.SEED_CHAIN, Status.SKIP, "the record is not the hand asked for"
@@ -457,14 +481,28 @@ def check_hand(
     return Report((entry,))
 
 
+def _readable_statements(
+    entries: Sequence[Mapping[str, Any]],
+) -> list[tuple[Mapping[str, Any], Statement]]:
+    """The seed anchors and key hand-overs among a fetched chain's entries that parse (the
+    `seed-chain` check names any that does not)."""
+    statements: list[tuple[Mapping[str, Any], Statement]] = []
+    for obj in entries:
+        try:
+            if record_kind(dict(obj)) in (RecordKind.SEED_ANCHOR, RecordKind.KEY_HANDOVER):
+                statements.append((obj, parse_statement(dict(obj))))
+        except RecordError:
+            continue
+    return statements
+
+
 def _placed_seed_check(
     record: HandRecord, chain: TableChain, trust: KeyTrust, command: str
 ) -> CheckResult:
     """`seed-chain` of one record against the signed seed anchors of its table's chain (as
     `check_chain` checks a record without the hand before it): hashed `hand - chain_start + 1`
     times, the seed gives the anchor of its chain. Anchors count when signed by a trusted key
-    (`trust`, plus the key hand-overs in the chain; the record's own `key` check is not
-    widened by them)."""
+    (`trust`, which `check_hand` widened by the key hand-overs in the chain)."""
     where = f"the table's chain at {chain.where}"
     not_checked = f"the seed's place in the table's signed seed chain is not checked; run {command}"
     if chain.entries is None:
@@ -485,8 +523,6 @@ def _placed_seed_check(
                 Status.WARN,
                 f"{where}: entry {index} is not a valid statement ({exc}): {not_checked}",
             )
-    anchor_trust = KeyTrust(trust.pinned, set(trust.trusted))
-    _follow_handovers(statements, anchor_trust)
     start = record.chain_start
     anchors = _Anchors()
     refused: list[str] = []  # why an anchor of this record's chain does not count
@@ -494,7 +530,7 @@ def _placed_seed_check(
         if not isinstance(statement, SeedAnchor) or statement.table != record.table:
             continue
         assert statement.signed_by is not None
-        key = anchor_trust.check(statement.signed_by)
+        key = trust.check(statement.signed_by)
         signature = _signature_check(obj, statement.signed_by)
         if key.failed or signature.failed:
             if statement.chain_start == start:
@@ -569,12 +605,14 @@ def check_chain(
     pinned: Iterable[bytes] = (),
     where: str = "chain",
     asked: str | None = None,
+    served: bool = False,
 ) -> Report:
     """Verify a table's hand records in order, with any statements among them.
 
     `asked`: the table the source names (its URL `/tables/{table}/chain`); it is then the
     chain's table, so a record of any other table fails `link`. Otherwise the chain's table is
-    the first record's.
+    the first record's. `served`: the input is the house's URL of the chain, which it serves with
+    a signed ledger head naming the table; the table's last record warns when none is there.
     """
     hands: list[_Hand] = []
     statements: list[tuple[Mapping[str, Any], Statement]] = []
@@ -663,6 +701,21 @@ def check_chain(
         previous = hand
         if record.table == table:
             seen[record.hand] = hand
+    if served and not heads and by_number:
+        # what a saved copy of the chain would be compared with later (section 8) is missing
+        # the reports are the statements', then the hands' in input order
+        last = len(statements) + max(
+            i for i, hand in enumerate(hands) if hand.record.table == table
+        )
+        missing = CheckResult(
+            CheckName.LEDGER,
+            Status.WARN,
+            f"the house serves a table's chain with its signed ledger head, and {where} holds"
+            f" none that names table {table}: nothing signed says how long its history was when"
+            " it was served (a later download cannot be held to it)",
+        )
+        report = reports[last]
+        reports[last] = EntryReport(report.label, report.kind, (*report.checks, missing))
     return Report(tuple(reports))
 
 

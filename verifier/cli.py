@@ -42,6 +42,7 @@ from verifier.sources import (
     named_hand,
     named_table,
     one_line,
+    served_chain,
     shorten,
 )
 from verifier.vectors_run import run_vectors
@@ -284,10 +285,18 @@ def _report_lines(report: Report) -> list[str]:
         for check in entry.checks:
             lines.append(f"  {_MARK[check.status]}  {check.name.value:<11} {check.reason}")
     failures = report.failures
-    verdict = "all checks passed" if not failures else f"{len(failures)} check(s) failed"
     warnings = sum(c.status is Status.WARN for e in report.entries for c in e.checks)
-    if warnings:
-        verdict += f" ({warnings} warning(s))"
+    if failures:
+        verdict = f"{len(failures)} check(s) failed"
+        if warnings:
+            verdict += f" ({warnings} warning(s))"
+    elif warnings:  # a warning is a check that did not pass: not "all checks passed"
+        verdict = (
+            f"no check failed; {warnings} warning(s): each warning above says what this input could"
+            " not prove"
+        )
+    else:
+        verdict = "all checks passed"
     lines.append(verdict)
     return lines
 
@@ -322,7 +331,11 @@ def _run_verify(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str
     else:
         entries = load_chain(args.source, CHAIN_LIMIT_BYTES)
         report = check_chain(
-            entries, pinned=pinned, where=args.source, asked=named_table(args.source)
+            entries,
+            pinned=pinned,
+            where=args.source,
+            asked=named_table(args.source),
+            served=served_chain(args.source),
         )
     status = EXIT_OK if report.ok else EXIT_FAILED
     return status, report.to_json(), _report_lines(report)

@@ -112,6 +112,12 @@ def named_table(source: str) -> str | None:
     return parts[-2]
 
 
+def served_chain(source: str) -> bool:
+    """Whether a source is a house's URL of a table's chain (`.../tables/{table}/chain`), which
+    the house serves with its signed ledger head (FAIRNESS.md 8)."""
+    return _is_url(source) and named_table(source) is not None
+
+
 class _Deadline:
     """The total time of one fetch. The socket timeout only bounds each operation, so a server
     trickling a byte every few seconds would hold the fetch forever; when the time is up a timer
