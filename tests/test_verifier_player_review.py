@@ -30,7 +30,7 @@ from truco.records import (
 )
 from truco.variants import MatchConfig, TeamMode, Variant
 from verifier import check as check_module
-from verifier.check import CheckName, Status, check_chain, check_hand
+from verifier.check import CheckName, CheckResult, Status, check_chain, check_hand
 from verifier.cli import main
 from verifier.samples import sample_signing_key, sample_table
 from verifier.signing import sign_record, sign_statement
@@ -489,6 +489,31 @@ def test_a_chain_re_anchored_before_it_ran_out_is_a_warning(capsys, tmp_path):
         "no check failed; 1 warning(s): each warning above says what this input could not"
         " prove"
     )
+
+
+def test_a_new_seed_chain_without_its_anchor_says_the_old_one_still_covered_it():
+    # the house's anchor of hand 6's new chain left out: hand 6 said only "its signed anchor
+    # statement is not in the input", as for any chain cut from its anchor, where the signed
+    # chain from hand 1 still reached hand 6 (the house set those seeds aside unannounced)
+    entries = [e for e in _reanchored_chain(first_length=10_000)
+               if not (e.get("kind") == "seed_anchor" and e["chain_start"] == 6)]
+    report = check_chain(entries, pinned=[KEY])
+    assert report.ok, report.failures
+    hand_6 = next(e for e in report.entries if e.label == "table mesa-r hand 6")
+    assert hand_6.check(CheckName.SEED_CHAIN) == CheckResult(
+        CheckName.SEED_CHAIN, Status.WARN,
+        "a new seed chain starts at this hand, while the previous one (from hand 1, 10000"
+        " seeds), signed in the input, still covered it (FAIRNESS.md 3.5 allows a new chain"
+        " then only when the tip was lost, and anchored); its signed anchor statement is not in"
+        " the input, so the commitment's publication time is not checked")
+    # once the old chain was used up, only the missing anchor is said
+    ran_out = [e for e in _reanchored_chain(first_length=5)
+               if not (e.get("kind") == "seed_anchor" and e["chain_start"] == 6)]
+    hand_6 = next(e for e in check_chain(ran_out, pinned=[KEY]).entries
+                  if e.label == "table mesa-r hand 6")
+    assert hand_6.check(CheckName.SEED_CHAIN).reason == (
+        "a new seed chain starts at this hand; its signed anchor statement is not in the input,"
+        " so the commitment's publication time is not checked")
 
 
 def test_a_chain_re_anchored_once_used_up_is_no_warning(monkeypatch):

@@ -1023,7 +1023,7 @@ def _hash_times(seed: bytes, times: int) -> bytes:
 def _seed_chain_check(
     record: HandRecord,
     previous: _Hand | None,
-    anchors: Mapping[int, Sequence[SeedAnchor]],
+    anchors: _Anchors,
     budget: _HashBudget,
     refused: Mapping[int, Sequence[str]] | None = None,
 ) -> CheckResult:
@@ -1056,10 +1056,20 @@ def _seed_chain_check(
         )
     if record.chain_start == record.hand:
         if anchor is None:
+            before = anchors.previous(record.hand)
+            covered = ""
+            if before is not None and before.chain_start + before.length > record.hand:
+                # the seeds the house signed for this hand were set aside unannounced
+                covered = (
+                    f", while the previous one (from hand {before.chain_start},"
+                    f" {before.length} seed{'' if before.length == 1 else 's'}), signed in the"
+                    " input, still covered it (FAIRNESS.md 3.5 allows a new chain then only"
+                    " when the tip was lost, and anchored)"
+                )
             return CheckResult(
                 CheckName.SEED_CHAIN,
                 Status.WARN,
-                f"a new seed chain starts at this hand; {absent}, so the commitment's"
+                f"a new seed chain starts at this hand{covered}; {absent}, so the commitment's"
                 " publication time is not checked",
             )
         if anchor.anchor == record.commitment:
