@@ -230,7 +230,8 @@ async def test_a_1x1_says_no_dupla_and_names_the_one_other_player(
 async def test_argentino_past_30_says_15_buenas_and_the_total(
     live_server: LiveServer, browser: Browser
 ) -> None:
-    # 8 x 29, an envido of 2 for the bot: 31, shown as "31 (16 buenas)" and "8 malas x 16 buenas"
+    # 8 x 29, an envido of 2 for the bot: 31, shown as "31 (16 buenas)" and "8 malas x 16 buenas";
+    # in words both sides are their points with the malas / buenas beside them
     state = new_match(MatchConfig(Variant.ARGENTINO, 2), first_dealer=1, score=(8, 29))
     state, _ = start_hand(state, dealt(1, [["7C", "4D", "KS"], ["6H", "QH", "2S"]]))
     table = ReviewTable(state, seat=0, names=["malas_eu", "bot"],
@@ -242,15 +243,17 @@ async def test_argentino_past_30_says_15_buenas_and_the_total(
     await expect(board).to_contain_text("Robô 2: 31 (15 buenas)")
     log = page.locator("#log")
     await expect(log).to_contain_text(
-        "Placar final: Você 8 malas x 31 pontos (15 buenas) Robô 2.")
+        "Placar final: Você 8 (8 malas) x 31 (15 buenas) Robô 2.")
     table.push({"type": "match_over", "termination": "target", "winner": 1,
                 "score": list(table.state.score), "forfeit_team": None, "forfeit_seat": None,
                 "forfeit_trigger": None})
     await expect(page.locator("#match-over-text")).to_have_text(
         "Derrota. Robô 2 venceu — chegou aos 30 pontos."
-        " Placar final: Você 8 malas x 31 pontos (15 buenas) Robô 2.")
+        " Placar final: Você 8 (8 malas) x 31 (15 buenas) Robô 2.")
     text = "".join([await n.text_content() or "" for n in (board, log, page.locator("#main"))])
-    assert "16 buenas" not in text, text
+    # the number and its unit are joined by a no-break space (a phone never splits them)
+    text = text.replace("\u00a0", " ")
+    assert "16 buenas" not in text and "pontos (" not in text, text
     await page.context.close()
 
     # exactly 30: the 15th buena, no total
@@ -262,7 +265,7 @@ async def test_argentino_past_30_says_15_buenas_and_the_total(
     await page.get_by_role("button", name="Envido", exact=True).click()
     await expect(page.locator("#scoreboard")).to_contain_text("Robô 2: 30 (15 buenas)")
     await expect(page.locator("#log")).to_contain_text(
-        "Placar final: Você 8 malas x 15 buenas Robô 2.")
+        "Placar final: Você 8 (8 malas) x 30 (15 buenas) Robô 2.")
     await page.context.close()
 
 

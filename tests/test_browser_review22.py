@@ -55,12 +55,15 @@ async def test_the_hand_page_says_how_a_hand_ended_its_match(
         ordinary = next(r for r in sample.records if r["match_winner"] is None)
         await open_hand(page, live_server, ordinary)
         score = page.locator("#rec-score")
-        await expect(score).to_have_text(re.compile(r"^\d+ x \d+ → \d+ x \d+$"))
+        sides = ("Lugar 1 x Lugar 2: " if seats == 2
+                 else "Dupla A (lugares 1 e 3) x Dupla B (lugares 2 e 4): ")
+        await expect(score).to_have_text(
+            re.compile(rf"^{re.escape(sides)}\d+ x \d+ → \d+ x \d+$"))
         last = sample.records[-1]
         assert last["end"] == end.value
         await open_hand(page, live_server, last)
         before, after = last["score_before"], last["score_after"]
-        head = f"{before[0]} x {before[1]} → {after[0]} x {after[1]} ("
+        head = f"{sides}{before[0]} x {before[1]} → {after[0]} x {after[1]} ("
         if end is RecordEnd.ABANDONMENT:
             team, won = last["forfeit_team"], last["match_winner"]
             if seats == 4:

@@ -109,7 +109,8 @@ async def test_a_hand_the_envido_ended_with_the_match_does_not_say_nobody_scores
 async def test_argentino_scores_read_in_malas_and_buenas_off_the_table_too(
     live_server: LiveServer, browser: Browser
 ) -> None:
-    # the lobby, /me/hands and the hand page said "0 x 5" where the table says "0 malas x 5 malas"
+    # the lobby, /me/hands and the hand page said "0 x 5" where the table says "0 (0 malas) x 5
+    # (5 malas)"
     page = await new_page(browser, live_server, DESKTOP)
     await signup(page, live_server, "malas_1")
     table_id = await create_table(page, "argentino", 2, "training")
@@ -128,16 +129,19 @@ async def test_argentino_scores_read_in_malas_and_buenas_off_the_table_too(
     await page.goto(live_server.url("/me/hands"))
     section = page.locator(f'#hands-list section[data-table="{table_id}"]')
     await expect(section.locator('.hand-list li[data-hand="1"]')).to_contain_text(
-        "Mão 1 — 0 malas x 0 malas →")
+        "Mão 1 — 0 (0 malas) x 0 (0 malas) →")
 
+    # the hand page names the sides, mine (this browser played the hand at seat 1) first
     await page.goto(live_server.url(f"/h/{table_id}/1"))
-    await expect(page.locator("#rec-score")).to_contain_text("0 malas x 0 malas →")
+    await expect(page.locator("#rec-score")).to_contain_text(
+        "Você (lugar 1) x Lugar 2: 0 (0 malas) x 0 (0 malas) →")
     await page.context.close()
 
 
 def malas(points: int) -> str:
+    """A score in words: its points and, beside them, its malas (the scoreboard's form)."""
     assert points <= 15  # a few hands from 0
-    return f"{points} {'mala' if points == 1 else 'malas'}"
+    return f"{points} ({points} {'mala' if points == 1 else 'malas'})"
 
 
 async def test_on_a_phone_a_truco_is_answered_with_my_cards_in_sight(

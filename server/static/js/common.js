@@ -184,21 +184,34 @@ export function playerName(player) {
   return player.name ?? `Lugar ${player.seat + 1}`;
 }
 
+// a no-break space: a score's number and its unit never part at a line's end, on a phone's
+// scoreboard ("(0 / malas)") or in a score in words
+const NBSP = "\u00a0";
+
 export function malasBuenas(points) {
   // Argentino's 30 are counted as 15 malas, then 15 buenas (display only): 30 is the 15th buena,
   // the match's end; an envido may carry the score past it, never to a 16th buena
-  if (points <= 15) return `${points} ${points === 1 ? "mala" : "malas"}`;
-  return `${Math.min(points, 30) - 15} ${points - 15 === 1 ? "buena" : "buenas"}`;
+  if (points <= 15) return `${points}${NBSP}${points === 1 ? "mala" : "malas"}`;
+  return `${Math.min(points, 30) - 15}${NBSP}${points - 15 === 1 ? "buena" : "buenas"}`;
 }
 
-/** Argentino's score in words: malas / buenas, and past 30 the total too ("31 pontos (15 buenas)"). */
+/** Argentino's score in words as its scoreboard says it: the points, and beside them the malas
+ * or buenas ("18 (3 buenas)", "31 (15 buenas)"). Both sides in the same units: "3 buenas x 31
+ * pontos" read as if one side had 3 points. */
 export function argentinoPoints(points) {
-  return points > 30 ? `${points} pontos (${malasBuenas(points)})` : malasBuenas(points);
+  return `${points}${NBSP}(${malasBuenas(points)})`;
 }
 
-/** A side's score as the table page says it: Argentino's in malas and buenas, others a number. */
+/** A side's score as the table page says it: Argentino's with malas and buenas, others a number. */
 export function scorePoints(points, variant) {
   return variant === "argentino" ? argentinoPoints(points) : String(points);
+}
+
+/** A team's seats, counted from 1 as the pages count them: "lugar 2"; 2x2 "lugares 1 e 3"
+ * (dupla A: seats 1 and 3, as the lobby's `Sentar no lugar 3 (dupla A)`). */
+export function teamSeats(team, seats) {
+  const numbers = Array.from({ length: seats }, (_, s) => s + 1).filter((n) => (n - 1) % 2 === team);
+  return numbers.length === 1 ? `lugar ${numbers[0]}` : `lugares ${numbers.join(" e ")}`;
 }
 
 export const VARIANT_NAME = { paulista: "Paulista", mineiro: "Mineiro", argentino: "Argentino" };

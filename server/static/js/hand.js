@@ -2,7 +2,7 @@
 
 import {
   cardFace, contributionState, el, explainLateContribution, fetchHouseKeys, houseKeyOptions, myContribution, playedHands,
-  scorePoints, seenCommitment, VARIANT_NAME,
+  scorePoints, seenCommitment, teamSeats, VARIANT_NAME,
 } from "./common.js";
 import { commitmentSeenCheck, seedChainCheck, UnreadableError, verifyHandRecord } from "./fairness.js";
 
@@ -103,14 +103,41 @@ function renderCommitmentWhen(checks) {
   }
 }
 
+/** The record's two sides, which it names by seat only (it names no player): my side first when
+ * this browser played the hand (its seat kept by table.js), as /me/hands and the table page say a
+ * score, else team 0 first. `label`: "Lugar 1", "Você (lugar 2)"; 2x2 "Dupla B (lugares 2 e 4)",
+ * "Sua dupla (A: lugares 1 e 3)"; `by` and `of` the same side in the middle of a sentence. */
+function recordSides(r, mySeat) {
+  const mine = Number.isInteger(mySeat) && mySeat >= 0 && mySeat < r.seats ? mySeat % 2 : null;
+  const letter = (team) => (team === 0 ? "A" : "B");
+  const seats = (team) => teamSeats(team, r.seats);
+  if (r.seats === 4) {
+    return {
+      first: mine ?? 0,
+      label: (team) => (team === mine
+        ? `Sua dupla (${letter(team)}: ${seats(team)})` : `Dupla ${letter(team)} (${seats(team)})`),
+      by: (team) => (team === mine ? "pela sua dupla" : `pela dupla ${letter(team)}`),
+      of: (team) => (team === mine ? "da sua dupla" : `da dupla ${letter(team)}`),
+    };
+  }
+  return {
+    first: mine ?? 0,
+    label: (team) => (team === mine ? `Você (${seats(team)})` : `Lugar ${team + 1}`),
+    by: (team) => (team === mine ? "por você" : `pelo lugar ${team + 1}`),
+    of: (team) => (team === mine ? "seu" : `do lugar ${team + 1}`),
+  };
+}
+
 /** How the hand ended the match, when it did: won, and by an abandonment (whose), or cancelled
- * (FAIRNESS.md 7: `end`, `forfeit_team`), as /me/hands says it. "" for a hand that did not. */
-function scoreNote(r) {
-  const side = (team, a, b) => (r.seats === 4 ? `${a} dupla ${team === 0 ? "A" : "B"}` : `${b} lugar ${team + 1}`);
+ * (FAIRNESS.md 7: `end`, `forfeit_team`), as /me/hands says it, the sides named as the score
+ * names them. "" for a hand that did not. */
+function scoreNote(r, sides) {
   const notes = [];
   if (r.end === "cancelled") notes.push("partida cancelada: ninguém ganha");
-  if (r.end === "abandonment" && Number.isInteger(r.forfeit_team)) notes.push(`abandono ${side(r.forfeit_team, "da", "do")}`);
-  if (r.match_winner !== null && r.end !== "cancelled") notes.push(`partida ganha ${side(r.match_winner, "pela", "pelo")}`);
+  if (r.end === "abandonment" && Number.isInteger(r.forfeit_team)) {
+    notes.push(`abandono ${sides.of(r.forfeit_team)}`);
+  }
+  if (r.match_winner !== null && r.end !== "cancelled") notes.push(`partida ganha ${sides.by(r.match_winner)}`);
   return notes.length ? ` (${notes.join("; ")})` : "";
 }
 
@@ -122,12 +149,21 @@ function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   $("rec-seed").textContent = r.seed;
   $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
-  const pair = (score) => `${scorePoints(score[0], v)} x ${scorePoints(score[1], v)}`;
-  $("rec-score").textContent = `${pair(r.score_before)} → ${pair(r.score_after)}${scoreNote(r)}`;
+  // the hand this browser played (table.js keeps it): my seat, and the seats of its bots
+  const played = playedHands().find((h) => h.table === r.table && String(h.hand) === String(r.hand));
+  // the record keeps the score in team order and names nobody: each side is named by its seats
+  // ("0 x 0 → 6 x 0" said nothing of whose 6), mine first as /me/hands has it
+  const sides = recordSides(r, played?.seat);
+  const first = sides.first;
+  const pair = (score) => `${scorePoints(score[first], v)} x ${scorePoints(score[1 - first], v)}`;
+  $("rec-score").replaceChildren(
+    el("span", { class: "side", dataset: { team: first } }, sides.label(first)), " x ",
+    el("span", { class: "side", dataset: { team: 1 - first } }, sides.label(1 - first)),
+    `: ${pair(r.score_before)} → ${pair(r.score_after)}${scoreNote(r, sides)}`);
   $("rec-key").textContent = `${r.key_id} · ${r.public_key}`;
   // the record cannot tell a bot (bots send no entropy) from an absent player; this browser
   // knows the bots of the hands it played (table.js keeps them), else both are said possible
-  const bots = playedHands().find((h) => h.table === r.table && String(h.hand) === String(r.hand))?.bots;
+  const bots = played?.bots;
   const missing = (seat) => {
     if (!Array.isArray(bots)) return "não enviou (ausente, ou um robô: robôs não enviam entropia)";
     return bots.includes(seat) ? "robô: não envia entropia" : "não enviou (ausente)";
