@@ -150,6 +150,45 @@ async def test_mao_de_dez_votes_use_the_buttons_words(
     await expect(page.locator("#request")).not_to_contain_text("aceitar")
 
 
+async def test_buttons_left_after_my_vote_say_they_change_it(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # A player review: after "Jogar a mão de dez" the one button left was "Correr da mão de
+    # dez", my vote only a line of text above it; a stray tap on it ran from the hand
+    state = new_match(MatchConfig(Variant.MINEIRO, 4), first_dealer=3, score=(10, 5))
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    state, _ = start_hand(state, dealt(3, hands))
+    table = ReviewTable(state, seat=0, names=["mudo_0", "b1", "b2", "b3"])
+    page = await open_table(live_server, browser, table, "mudo_0")
+    await page.get_by_role("button", name="Jogar a mão de dez (vale 4)").click()
+    actions = page.locator("#actions")
+    mine = page.locator("#my-vote")
+    await expect(mine).to_have_text(
+        "Seu voto: jogar a mão de dez. Os botões abaixo mudam o seu voto.")
+    await expect(mine).to_be_visible()
+    change = page.get_by_role("button", name="Mudar meu voto: correr da mão de dez", exact=True)
+    await expect(change).to_have_accessible_description(
+        "Seu voto: jogar a mão de dez. Os botões abaixo mudam o seu voto.")
+    await expect(actions.get_by_role("button")).to_have_count(1)
+    # changing it is still one tap, and said the same way the other way round
+    await change.click()
+    await expect(mine).to_contain_text("Seu voto: correr da mão de dez.")
+    await expect(page.get_by_role(
+        "button", name="Mudar meu voto: jogar a mão de dez (vale 4)", exact=True)).to_be_visible()
+    await page.context.close()
+
+    # a truco: after "Aceitar" the raise left is a change of my vote too, naming its stake
+    table = ReviewTable(paulista_2x2(), seat=0, names=["mudo_1", "b1", "b2", "b3"],
+                        script=[[Action(1, ActionKind.RAISE)]])
+    page = await open_table(live_server, browser, table, "mudo_1")
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    await page.get_by_role("button", name="Aceitar (vale 3)").click()
+    await expect(page.locator("#my-vote")).to_contain_text("Seu voto: aceitar.")
+    names = await page.locator("#actions button").all_text_contents()
+    assert names == ["Mudar meu voto: correr", "Mudar meu voto: seis! (aumentar para 6)"], names
+    await page.context.close()
+
+
 async def test_signals_are_for_a_person_and_for_their_hand(
     live_server: LiveServer, browser: Browser
 ) -> None:

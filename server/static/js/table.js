@@ -1968,15 +1968,36 @@ function renderHands(view) {
   $("partner-cards").replaceChildren(...faces.map((slot) => cardFace(slot.card, v)));
 }
 
+/**
+ * My vote on the request my team is answering (2x2, table mode `vote`), or null: once cast, the
+ * answers left in `view.legal` are the other votes, each one a change of mine.
+ */
+function myVote(view) {
+  const hand = view.hand;
+  if (view.seats !== 4 || !seated() || !hand?.request || hand.result) return null;
+  return hand.votes?.[state.seat] ?? null;
+}
+
 function renderActions(view) {
   const hand = view.hand;
   const others = (state.refused ? [] : view.legal ?? []).filter((a) => a.do !== "play");
-  const labels = others.map((action) => actionLabel(action, hand));
-  rebuild($("actions"), JSON.stringify([others, labels]), () => others.map((action, i) => el("button", {
-    type: "button", class: action.do === "decline" || action.do === "fold" ? "secondary" : "",
-    dataset: { action: action.do },
-    onclick: () => act(action),
-  }, labels[i])));
+  // after my vote the buttons left are the other answers: a lone "Correr da mão de dez" read as
+  // the team's answer, and a stray tap on it changed the vote; so each says it changes my vote
+  // (its name too), and my vote stands next to them (a review: a team ran that way)
+  const mine = others.length ? myVote(view) : null;
+  const labels = others.map((action) => {
+    const label = actionLabel(action, hand);
+    return mine ? `Mudar meu voto: ${label.charAt(0).toLowerCase()}${label.slice(1)}` : label;
+  });
+  const current = mine ? `Seu voto: ${voteName(mine, hand)}. Os botões abaixo mudam o seu voto.` : "";
+  rebuild($("actions"), JSON.stringify([others, labels, current]), () => [
+    ...(mine ? [el("p", { id: "my-vote", class: "my-vote" }, current)] : []),
+    ...others.map((action, i) => el("button", {
+      type: "button", class: action.do === "decline" || action.do === "fold" ? "secondary" : "",
+      dataset: { action: action.do },
+      "aria-describedby": mine ? "my-vote" : undefined,
+      onclick: () => act(action),
+    }, labels[i]))]);
   markBusy($("actions"));
 }
 
