@@ -375,6 +375,25 @@ async def test_a_disconnected_seat_counts_down_to_the_cancellation(
     await expect(partner.locator(".clock")).to_have_count(0)
 
 
+async def test_a_disconnected_seats_turn_clock_is_told_from_its_cancellation(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # A review read "fabi (parceiro) · 3 cartas · desconectado — a partida é cancelada em 46 s se
+    # não voltar · 11 s": the seat's turn clock, bare, read as part of that sentence
+    state = paulista_2x2()
+    state, _ = apply(state, Action(0, ActionKind.PLAY, card=parse_card("3C")))
+    state, _ = apply(state, Action(1, ActionKind.PLAY, card=parse_card("2H")))
+    table = PlayerTable(state, seat=0, names=["vez_eu", "rival_v", "par_v", "outro_v"],
+                        people={1, 2, 3}, offline={2})
+    table.cancel_at = {2: table.server_ms() + 46_000}
+    page = await open_table(live_server, browser, table, "vez_eu")
+    partner = page.locator('#players li[data-seat="2"]')
+    await expect(partner).to_have_text(re.compile(
+        r"par_v \(parceiro\) · 3 cartas · desconectado — a partida é cancelada em \d+ s se não"
+        r" voltar · vez de jogar: \d+ s"))
+    await page.context.close()
+
+
 # --- 4. a player leaving a finished table ------------------------------------------------------
 
 

@@ -1766,11 +1766,14 @@ function renderPlayers(view) {
         : "desconectado");
     }
     const clock = pend.length ? el("span", { class: "clock", dataset: { deadline: pend[0].deadline_ms } }, `${secondsLeft(pend[0].deadline_ms)} s`) : null;
+    // the turn's clock is labelled: after "cancelada em 46 s se não voltar" a bare "· 11 s" read
+    // as part of that sentence (a review), two countdowns with one meaning
+    const clockLabel = pend[0]?.kind === "answer" ? "vez de responder: " : "vez de jogar: ";
     return el("li", { class: `player${pend.length ? " acting" : ""}${seat === state.seat ? " me" : ""}`, dataset: { seat } },
       el("strong", {}, seatName(seat)),
       player ? ` · ${cardsText(player)}` : "",
       notes.length ? el("span", { class: "muted" }, " · ", notes.flatMap((note, i) => (i ? [", ", note] : [note])).flat()) : "",
-      clock ? " · " : "", clock);
+      clock ? el("span", { class: "turn-clock" }, " · ", clockLabel, clock) : "");
   }));
 }
 
