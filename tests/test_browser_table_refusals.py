@@ -2,6 +2,10 @@
 
 - A reconnect after the session ended (a logout elsewhere): the server refuses the WebSocket
   (401); the page asks the lobby why, tells the player to sign in again and stops retrying.
+- A table no longer served (a player review: a cancelled training match's page blamed a missing
+  invite, offered the entropy phrase in an empty box, and no way on): to a player who played
+  there the page says how its match ended and links the lobby and the table's hands; to anyone
+  else it is not found, as an unknown id is.
 - An entropy message the database refused (`unavailable`: nothing changed): the page sends the
   same contribution again a moment later, and the hand is dealt with it.
 
@@ -12,6 +16,7 @@ the session's sockets), and the database refuses the write through a temporary t
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -235,3 +240,73 @@ async def test_entropy_refused_as_unavailable_is_sent_again_and_counts(
     record = await record_of(page, table_id, 1)
     assert record["contributions"][0] == first["hex"]
     await expect(page.locator("#fair-last")).to_have_attribute("data-state", "ok")
+
+
+async def test_a_table_gone_says_how_it_ended_to_its_player_and_the_way_on(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "fim_a1")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#my-hand .card").first).to_be_visible()
+    # I leave mid-match from elsewhere: the match is lost by abandonment and, nobody left,
+    # the table closes and is no longer served
+    status = await page.evaluate(
+        """async (id) => {
+          const csrf = document.querySelector('meta[name="csrf-token"]').content;
+          const r = await fetch(`/api/tables/${id}/leave`, { method: "POST",
+            headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" }, body: "{}" });
+          return r.status;
+        }""",
+        table_id,
+    )
+    assert status == 200
+    house = live_server.app[HOUSE]
+    await until(lambda: table_id not in house.tables, page)
+    # coming back in a new tab (this tab's log is kept in its sessionStorage)
+    await page.evaluate("sessionStorage.clear()")
+    await page.goto(live_server.url(f"/t/{table_id}"))
+    gone = page.locator("#table-gone")
+    await expect(page.locator("#table-gone-title")).to_have_text("Mesa encerrada")
+    await expect(page.locator("#table-gone-text")).to_have_text(
+        "A partida terminou por abandono (você perdeu), e a mesa foi fechada.")
+    await expect(page.locator("#table-gone-title")).to_be_focused()
+    await expect(gone).not_to_contain_text("convite")
+    await expect(gone.get_by_role("link", name="Voltar às mesas")).to_have_attribute("href", "/")
+    hands = gone.get_by_role("link", name=re.compile(r"^Ver (a mão|as \d+ mãos) desta mesa$"))
+    await expect(hands).to_have_attribute("href", f"/me/hands?table={table_id}")
+    # nothing left to use: no entropy phrase, no empty fairness box, no empty log
+    await expect(page.locator("#entropy-phrase")).to_be_hidden()
+    await expect(page.locator("#fairness")).to_be_hidden()
+    await expect(page.locator("#log-box")).to_be_hidden()
+    await expect(page.locator("#table-error")).to_be_hidden()
+    await hands.click()
+    await page.wait_for_url(live_server.url(f"/me/hands?table={table_id}"))
+
+    # a match cancelled by a seat left empty (RULES.md: 60 s at a training table) says so; the
+    # 60 s are not waited for here, the match's row says it as the server writes it
+    pool = live_server.app[POOL]
+    await pool.execute("UPDATE live_matches SET termination = 'cancelled', winner = NULL"
+                       " WHERE table_id = $1", table_id)
+    await page.goto(live_server.url(f"/t/{table_id}"))
+    await expect(page.locator("#table-gone-text")).to_have_text(
+        "A partida foi cancelada porque um lugar ficou vazio por 60 s (ninguém ganhou), e a mesa"
+        " foi fechada.")
+    await page.context.close()
+
+    # someone who never played there learns nothing of the table: not found, as an unknown id
+    other = await new_page(browser, live_server)
+    await signup(other, live_server, "fim_b1")
+    answer = await other.evaluate(
+        "async (id) => (await fetch(`/api/me/tables/${id}`)).status", table_id)
+    assert answer == 404
+    await other.goto(live_server.url(f"/t/{table_id}"))
+    gone = other.locator("#table-gone")
+    await expect(other.locator("#table-gone-title")).to_have_text("Mesa não encontrada")
+    await expect(other.locator("#table-gone-text")).to_contain_text(
+        "Mesa não encontrada: foi fechada")
+    await expect(gone.get_by_role("link", name="Ver minhas mãos")).to_have_attribute(
+        "href", "/me/hands")
+    await expect(other.locator("#entropy-phrase")).to_be_hidden()
+    await other.context.close()

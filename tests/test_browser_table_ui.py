@@ -134,7 +134,8 @@ async def test_a_table_gone_while_away_is_explained_not_retried(
     assert status == 200
     await routes[0].close(code=4000, reason="test: connection dropped")
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "closed")
-    await expect(page.locator("#table-error")).to_contain_text("Mesa não encontrada")
+    # no match was played there: "not found", with the way on
+    await expect(page.locator("#table-gone")).to_contain_text("Mesa não encontrada")
     tries = len(sockets)
     await page.wait_for_timeout(3000)
     assert len(sockets) == tries  # no more attempts

@@ -408,7 +408,7 @@ async def test_a_private_page_asks_for_login_and_comes_back(
     await expect(page.locator("#hands-status")).to_contain_text("Nenhuma mão")
     # a table that does not exist is said so, not retried forever
     await page.goto(live_server.url("/t/00000000000000ff"))
-    await expect(page.locator("#table-error")).to_contain_text("Mesa não encontrada")
+    await expect(page.locator("#table-gone")).to_contain_text("Mesa não encontrada")
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "closed")
 
 

@@ -324,9 +324,23 @@ async def test_my_played_tables_outlive_the_lobby(live: Live, vclock: VirtualClo
         assert newest["variant"] == "paulista" and newest["status"] == "closed"
         assert newest["matches"] == 1 and newest["hands"] == len(
             hand_records(await fetch_chain(ana, played[-1])))
+        # one of them alone, with how my last match there ended (the table page, refused a
+        # table no longer served, says it)
+        status, body = await ana.get(f"/api/me/tables/{played[-1]}")
+        assert status == 200
+        one = body["table"]
+        assert (one["id"], one["kind"], one["status"], one["hands"]) == (
+            played[-1], "training", "closed", newest["hands"])
+        assert one["last_match"]["number"] == 1
+        assert one["last_match"]["termination"] == "target"
+        assert one["last_match"]["won"] == (one["last_match"]["winner"] == 0)
         # another player sees none of them
         status, body = await bia.get("/api/me/tables")
         assert (status, body) == (200, {"tables": [], "next": None})
+        # nor any one of them: told as an unknown id is (a private table stays unknown)
+        for tid in (played[-1], "0" * 16, "nope"):
+            status, body = await bia.get(f"/api/me/tables/{tid}")
+            assert (status, body["error"]) == (404, "table_not_found"), tid
         for bad in ("x", "12-zz", "1" * 19 + "-0123456789abcdef", "-1-0123456789abcdef"):
             status, body = await ana.get(f"/api/me/tables?before={bad}")
             assert (status, body["error"]) == (400, "bad_cursor"), bad

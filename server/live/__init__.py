@@ -72,6 +72,7 @@ def setup(app: web.Application) -> None:
     r.add_post("/api/tables", api.create_table, name="live_create")
     r.add_get("/api/tables", api.list_tables, name="live_list")
     r.add_get("/api/me/tables", api.played_tables, name="live_played")
+    r.add_get("/api/me/tables/{table_id}", api.played_table, name="live_played_table")
     r.add_get("/api/tables/{table_id}", api.get_table, name="live_table")
     r.add_post("/api/tables/{table_id}/join", api.join_table, name="live_join")
     r.add_post("/api/tables/{table_id}/seat", api.pick_seat, name="live_seat")

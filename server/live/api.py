@@ -250,6 +250,46 @@ async def played_tables(request: web.Request) -> web.StreamResponse:
     })
 
 
+# one table where I played a match, live or closed, with my last match there and how it ended:
+# nothing for a table I never played at (unknown, or somebody else's: a private table's existence
+# is not told to someone without its invite)
+PLAYED_TABLE_SQL: Final = (
+    "SELECT t.id, t.variant, t.seats, t.kind, t.status, m.number, m.termination, m.winner,"
+    " array_position(m.players, $2::bigint) - 1 AS seat,"
+    " (SELECT count(*) FROM live_hands h WHERE h.table_id = t.id AND h.record IS NOT NULL)"
+    " AS hands"
+    " FROM live_tables t"
+    " JOIN LATERAL (SELECT number, termination, winner, players FROM live_matches"
+    "   WHERE table_id = t.id AND players @> ARRAY[$2::bigint]"
+    "   ORDER BY number DESC LIMIT 1) m ON true"
+    " WHERE t.id = $1"
+)
+
+
+async def played_table(request: web.Request) -> web.StreamResponse:
+    """A table where I played a match, closed ones too: the table page, refused a table that is
+    no longer served, says how it ended (a cancelled match, a finished one, everybody gone)
+    instead of guessing, and links its hands."""
+    user = require_user(request)
+    table_id = request.match_info["table_id"]
+    row = None
+    if TABLE_ID.fullmatch(table_id):
+        row = await request.app[POOL].fetchrow(PLAYED_TABLE_SQL, table_id, user.id)
+    if row is None:
+        raise ApiError(404, "table_not_found", "No table where you played a match.")
+    seat = row["seat"]
+    team = seat % 2 if seat is not None else None
+    winner = row["winner"]
+    return web.json_response({"table": {
+        "id": row["id"], "variant": row["variant"], "seats": row["seats"], "kind": row["kind"],
+        "status": row["status"], "hands": row["hands"],
+        "last_match": {
+            "number": row["number"], "termination": row["termination"], "winner": winner,
+            "won": None if winner is None or team is None else winner == team,
+        },
+    }})
+
+
 def _actor(request: web.Request) -> TableActor:
     return house_of(request).get(request.match_info["table_id"])
 

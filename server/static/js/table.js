@@ -186,6 +186,12 @@ async function explainRefusal() {
       let text = err.message;
       if (err.status === 401) text = "Sua sessão terminou: entre de novo na sua conta e recarregue a página para voltar à mesa.";
       else if (invite && !state.table) text = "Não foi possível abrir esta mesa: o link de convite está errado ou a mesa não existe mais.";
+      if (err.code === "table_not_found") {
+        // a table no longer served: a box says why, as well as the house knows, and the way on
+        render();
+        await showTableGone(text);
+        return;
+      }
       showError(text, { sticky: true });
       render();
       return;
@@ -195,6 +201,59 @@ async function explainRefusal() {
   render();
   setTimeout(connect, state.reconnectDelay);
   state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
+}
+
+/**
+ * The table is no longer served (or never was): to a player who played a match there the house
+ * says how it ended (GET /api/me/tables/{id}); to anyone else it is "not found", with the
+ * refusal's words (a private table is not told apart from an unknown id). Either way the page
+ * offers the way on (the lobby, the table's public hands) and hides what can no longer be used:
+ * the entropy phrase (no hand is dealt here any more), the fairness box and the log when they
+ * hold nothing (a review: an empty "Jogo justo" still offered the phrase, no link onward).
+ */
+async function showTableGone(fallback) {
+  let played = null;
+  try {
+    played = (await api("GET", `/api/me/tables/${tableId}`)).table;
+  } catch {
+    // unknown, a table where I played no match, or no answer: the refusal's own words
+  }
+  $("table-gone-title").textContent = played ? "Mesa encerrada" : "Mesa não encontrada";
+  $("table-gone-text").textContent = played ? goneText(played) : fallback;
+  const hands = $("table-gone-hands");
+  if (played?.hands) {
+    // the table's finished hands are public (their records); /me/hands shows them by match
+    hands.href = `/me/hands?table=${tableId}`;
+    hands.textContent = played.hands === 1 ? "Ver a mão desta mesa" : `Ver as ${played.hands} mãos desta mesa`;
+  } else {
+    hands.href = "/me/hands";
+    hands.textContent = "Ver minhas mãos";
+  }
+  $("entropy-box").hidden = true;
+  $("fairness").hidden = !state.handInfo && !$("fair-log").childElementCount;
+  $("log-box").hidden = !$("log").childElementCount;
+  $("table-gone").hidden = false;
+  $("table-gone-title").focus();
+}
+
+/** How a table I played at ended: my last match there, and that the table closed. */
+function goneText(played) {
+  const match = played.last_match ?? {};
+  const side = played.seats === 4 ? "sua dupla" : "você";
+  const result = match.won === true ? ` (${side} ganhou)` : match.won === false ? ` (${side} perdeu)` : "";
+  switch (match.termination) {
+    case "cancelled":
+      // RULES.md: at a private or training table a seat empty for 60 s cancels the match
+      return played.kind === "private" || played.kind === "training"
+        ? "A partida foi cancelada porque um lugar ficou vazio por 60 s (ninguém ganhou), e a mesa foi fechada."
+        : "A partida foi cancelada (ninguém ganhou), e a mesa foi fechada.";
+    case "target":
+      return `A partida terminou${result}, e a mesa foi fechada: todos saíram, ou ficou muito tempo sem ninguém.`;
+    case "abandonment":
+      return `A partida terminou por abandono${result}, e a mesa foi fechada.`;
+    default:
+      return "A mesa foi fechada: todos saíram, ou ficou muito tempo sem ninguém.";
+  }
 }
 
 function send(message) {
@@ -1370,7 +1429,8 @@ function render() {
   $("spectator-note").hidden = watching === "";
   setText($("spectator-note"), watching);
   $("my-hand-box").hidden = !me;
-  $("entropy-box").hidden = !me;
+  // a page refused the table sends no more entropy (no hand is dealt to it)
+  $("entropy-box").hidden = !me || state.refused;
   // ranked and arena tables play one match: their players queue again instead
   const competitive = table.kind === "ranked" || table.kind === "arena";
   const notice = $("notice");
