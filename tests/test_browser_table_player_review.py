@@ -394,6 +394,29 @@ async def test_a_disconnected_seats_turn_clock_is_told_from_its_cancellation(
     await page.context.close()
 
 
+async def test_covering_a_card_says_it_is_public_after_the_hand(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # the seed is revealed after the hand (docs/FAIRNESS.md, section 12): a covered card's face is
+    # in the hand's public record; the Cobrir button said only "jogar virada, não vale nada"
+    table = PlayerTable(paulista_1x1(), seat=0, names=["cobre_eu", "b1"],
+                        script=[[Action(1, ActionKind.PLAY, card=parse_card("2H"))]])
+    page = await open_table(live_server, browser, table, "cobre_eu")
+    note = page.locator("#cover-note")
+    await expect(note).to_be_hidden()  # round 1: nothing can be covered
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    cover = page.get_by_role("button", name="Cobrir 4 de ouros (jogar virada, não vale nada)")
+    words = ("Carta coberta: fica escondida durante a mão, mas aparece no registro público da mão"
+             " quando ela termina.")
+    await expect(note).to_have_text(words)
+    await expect(note).to_be_visible()
+    await expect(cover).to_have_accessible_description(words)
+    await cover.click()
+    await expect(note).to_be_hidden()  # seat 1's turn: no Cobrir on screen
+    sent = table.received[-1]
+    assert (sent["do"], sent["card"], sent["covered"]) == ("play", "4D", True), sent
+
+
 # --- 4. a player leaving a finished table ------------------------------------------------------
 
 

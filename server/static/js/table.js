@@ -2019,9 +2019,12 @@ function renderHands(view) {
       }, cardFace(slot.card, v)),
       covered ? el("button", {
         type: "button", class: "cover", dataset: { card: slot.card, action: "cover" },
-        "aria-label": `Cobrir ${cardName(slot.card, v)} (jogar virada, não vale nada)`, onclick: () => act(covered),
+        "aria-label": `Cobrir ${cardName(slot.card, v)} (jogar virada, não vale nada)`, "aria-describedby": "cover-note",
+        onclick: () => act(covered),
       }, "Cobrir") : null);
   }));
+  // a card covered now is shown in the hand's public record afterwards: said while one can be
+  $("cover-note").hidden = over || blind || !plays.some((a) => a.covered);
   markBusy($("my-hand"));
   // the team at onze / dez sees the partner's cards: the view shows them only then
   const partnerSeat = state.seat !== null && state.seat !== undefined && view.seats === 4 ? (state.seat + 2) % 4 : null;
