@@ -1818,17 +1818,21 @@ function renderPlayers(view) {
       // back, but the streak stands until the player acts themselves
       notes.push(count >= limit ? tally : `${tally} seguidas`);
     }
+    let cancelling = false;
     if (table && !table.bot && table.name !== null && !table.connected) {
       // a private or training match is cancelled when the seat stays empty (TableJson `cancel_at_ms`)
       const due = table.cancel_at_ms;
-      notes.push(Number.isInteger(due) && !matchEnded()
+      cancelling = Number.isInteger(due) && !matchEnded();
+      notes.push(cancelling
         ? ["desconectado — a partida é cancelada em ", el("span", { class: "clock cancel-clock", dataset: { deadline: due } }, `${secondsLeft(due)} s`), " se não voltar"]
         : "desconectado");
     }
     const clock = pend.length ? el("span", { class: "clock", dataset: { deadline: pend[0].deadline_ms } }, `${secondsLeft(pend[0].deadline_ms)} s`) : null;
-    // the turn's clock is labelled: after "cancelada em 46 s se não voltar" a bare "· 11 s" read
-    // as part of that sentence (a review), two countdowns with one meaning
-    const clockLabel = pend[0]?.kind === "answer" ? "vez de responder: " : "vez de jogar: ";
+    // the turn's clock is labelled beside the cancellation's: after "cancelada em 46 s se não
+    // voltar" a bare "· 11 s" read as part of that sentence (a review). Alone on its line it is
+    // the line's only clock, and a label there wrapped a phone's player lines, pushing the score
+    // out of sight while a truco waited for an answer
+    const clockLabel = !cancelling ? "" : pend[0]?.kind === "answer" ? "vez de responder: " : "vez de jogar: ";
     return el("li", { class: `player${pend.length ? " acting" : ""}${seat === state.seat ? " me" : ""}`, dataset: { seat } },
       el("strong", {}, seatName(seat)),
       player ? ` · ${cardsText(player)}` : "",
