@@ -5,6 +5,7 @@ import {
   scorePoints, seenCommitment, teamSeats, VARIANT_NAME,
 } from "./common.js";
 import { commitmentSeenCheck, seedChainCheck, UnreadableError, verifyHandRecord } from "./fairness.js";
+import { handMoves } from "./moves.js";
 
 const root = document.getElementById("hand-root");
 const tableId = root.dataset.tableId;
@@ -128,6 +129,53 @@ function recordSides(r, mySeat) {
   };
 }
 
+/** Who did a move, as the moves say it: "Lugar 2" / "lugar 2", "Você" / "você" for the seat this
+ * browser played; a 2x2 team "Dupla B" / "dupla B", "Sua dupla" / "sua dupla" (1x1: the seat). */
+function moveNames(r, mySeat) {
+  const mine = (seat) => Number.isInteger(mySeat) && seat === mySeat;
+  const myTeam = (team) => Number.isInteger(mySeat) && mySeat % 2 === team;
+  const seat = (s) => (mine(s) ? el("strong", { class: "mine" }, "Você") : `Lugar ${s + 1}`);
+  const seatMid = (s) => (mine(s) ? "você" : `lugar ${s + 1}`);
+  if (r.seats === 2) return { seat, seatMid, team: seat, teamMid: seatMid };
+  const letter = (team) => (team === 0 ? "A" : "B");
+  return {
+    seat, seatMid,
+    team: (t) => (myTeam(t) ? el("strong", { class: "mine" }, "Sua dupla") : `Dupla ${letter(t)}`),
+    teamMid: (t) => (myTeam(t) ? "sua dupla" : `dupla ${letter(t)}`),
+  };
+}
+
+/** The hand as it was played: its moves by round (moves.js), the seat that played it here marked.
+ * A record whose actions the rules refuse (the CLI's `replay` says which) is listed as written. */
+function renderMoves(r, mySeat) {
+  const v = r.variant;
+  const names = moveNames(r, mySeat);
+  let rounds;
+  try {
+    rounds = handMoves(r, names);
+  } catch (err) {
+    $("rec-moves").replaceChildren(
+      el("p", { class: "moves-note" }, `As jogadas não seguem as regras (${err.message}): abaixo, como o registro as escreve.`),
+      el("ol", { class: "moves", "aria-labelledby": "moves-title" }, r.actions.map((a, index) => el("li", { dataset: { action: index, seat: a.seat } },
+        `Lugar ${a.seat + 1}: ${a.do}${a.card ? ` ${a.card}` : ""}${a.covered ? " (coberta)" : ""}${a.position !== undefined ? ` (posição ${a.position})` : ""}`))));
+    return;
+  }
+  if (!rounds.length) {
+    $("rec-moves").replaceChildren(el("p", { class: "moves-note" }, "Nenhuma jogada: a mão terminou antes da primeira."));
+    return;
+  }
+  $("rec-moves").replaceChildren(...rounds.flatMap(({ round, moves }) => [
+    el("h4", { id: `moves-round-${round}` }, `Rodada ${round}`),
+    el("ol", { class: "moves", "aria-labelledby": `moves-round-${round}` }, moves.map((m) => el("li", {
+      class: [m.seat !== null && m.seat === mySeat ? "mine" : "", m.automatic ? "automatic" : "",
+        m.index === undefined ? "result" : ""].filter(Boolean).join(" ") || null,
+      // set fields only (a dataset keeps undefined as the text "undefined")
+      dataset: Object.fromEntries(Object.entries({ action: m.index, seat: m.seat, do: m.do, card: m.card })
+        .filter(([, value]) => value !== undefined && value !== null)),
+    }, m.parts.map((part) => (typeof part === "object" && part !== null && "card" in part ? cardFace(part.card, v) : part))))),
+  ]));
+}
+
 /** How the hand ended the match, when it did: won, and by an abandonment (whose), or cancelled
  * (FAIRNESS.md 7: `end`, `forfeit_team`), as /me/hands says it, the sides named as the score
  * names them. "" for a hand that did not. */
@@ -179,6 +227,7 @@ function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   const rows = deal.hands.map((cards, seat) => el("p", { class: "deal-row" }, `Lugar ${seat + 1}: `, cards.map((c) => cardFace(c, v))));
   if (deal.vira) rows.push(el("p", { class: "deal-row" }, "Vira: ", cardFace(deal.vira, v)));
   $("rec-deal").replaceChildren(...rows);
+  renderMoves(r, played?.seat);
   const source = recordUrl ? `${window.location.origin}${recordUrl}` : shellWord(`${r.table}-${r.hand}.json`);
   // my contribution too, when this page knows it and it is meant to be in the record (not one
   // that never reached the table in time): offline, the CLI checks my entropy went into the deal
