@@ -443,9 +443,11 @@ def _wants_page(request: web.Request) -> bool:
 
 async def _baseline_headers(request: web.Request, response: web.StreamResponse) -> None:
     """On every answer (JSON, errors, redirects, static files; pages add their CSP): no type
-    sniffing, and no address of the house's sent to another site."""
+    sniffing, no address of the house's sent to another site, no software versions."""
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "same-origin")
+    # aiohttp's default names its and Python's exact versions to anyone who asks
+    response.headers["Server"] = "Barajamos"
 
 
 @web.middleware

