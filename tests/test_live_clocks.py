@@ -229,6 +229,18 @@ async def test_acting_again_clears_absence(live: Live, vclock: VirtualClock) -> 
         # her next decision has the full 20 s again, not the absent 2 s
         await run_clock(vclock, seat, 30.0, lambda: bool(next_deadlines()))
         assert next_deadlines()[0] >= ms(acted_at + 20.0)
+        # she leaves: the record's evidence is the whole match's, her missed decisions and her
+        # return included (it kept only the last streak's, none for a leave: an operator saw a
+        # connect and a leave, and `acted` could never be there)
+        assert (await ana.post(f"/api/tables/{tid}/leave"))[0] == 200
+        evidence = json.loads(await live.app[POOL].fetchval(
+            "SELECT evidence FROM abandonments WHERE table_id = $1", tid))
+        kinds = [item["kind"] for item in evidence if item["kind"] != "disconnected"]
+        returned = kinds.index("acted")
+        assert kinds[:returned + 1] == ["connected", *["deadline", "automatic"] * 3, "acted"]
+        assert kinds[-1] == "left", kinds  # (her clock may have run out since: a new streak)
+        assert [i["streak"] for i in evidence if i["kind"] == "automatic"][:3] == [1, 2, 3]
+        assert [i["at_ms"] for i in evidence] == sorted(i["at_ms"] for i in evidence)
     finally:
         await ana.close()
 

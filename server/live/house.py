@@ -604,23 +604,25 @@ class House:
         self.lineups.pop(result.table_id, None)
 
     async def evidence(
-        self, table_id: str, match_number: int, seat: int, since: float
+        self, table_id: str, match_number: int, seat: int
     ) -> list[dict[str, Any]]:
-        """What an abandonment review needs: the seat's clock and connection events of the
-        match (deadlines and automatic actions since the streak began) and server restarts."""
+        """What an abandonment review needs: the seat's clock and connection events of the whole
+        match (every missed deadline, automatic action and return to play, not only the last
+        streak's: a player who left after missing decisions, or whose streaks came and went,
+        shows it) and the server restarts after the match began."""
         rows = await self.pool.fetch(
             "SELECT kind, at, detail FROM seat_events WHERE table_id = $1 AND match_number = $2"
-            " AND seat = $3 AND (at >= $4 OR kind IN ('connected', 'disconnected'))"
-            " ORDER BY id",
-            table_id, match_number, seat, at(since))
+            " AND seat = $3 ORDER BY id",
+            table_id, match_number, seat)
         items: list[tuple[datetime, dict[str, Any]]] = []
         for row in rows:
             detail = _json(row["detail"])
             items.append((row["at"], {**detail, "kind": row["kind"],
                                       "at_ms": ms(row["at"].timestamp()), "seat": seat}))
         runs = await self.pool.fetch(
-            "SELECT id, started_at FROM server_runs WHERE started_at >= $1 ORDER BY id",
-            at(since))
+            "SELECT id, started_at FROM server_runs WHERE started_at > (SELECT started_at FROM"
+            " live_matches WHERE table_id = $1 AND number = $2) ORDER BY id",
+            table_id, match_number)
         for run in runs:
             items.append((run["started_at"], {"kind": "server_restart", "run": run["id"],
                                               "at_ms": ms(run["started_at"].timestamp()),

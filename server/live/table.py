@@ -1841,10 +1841,8 @@ class TableActor:
         streak starts again there, `recovery._restore_streaks`, not one action later)."""
         holder = self.seats[seat]
         moment = self.now if when is None else when
-        streak = self.streaks.get(seat, Streak())
-        since = streak.started_at if streak.started_at is not None else self.now
         try:
-            evidence = await self.house.evidence(self.id, self.match_number, seat, since)
+            evidence = await self.house.evidence(self.id, self.match_number, seat)
         except WRITE_ERRORS as exc:  # the database is away: nothing is decided without it
             raise WriteRefused() from exc
         consequence = (AbandonConsequence.NONE_RESTART if restart_overlap
