@@ -84,6 +84,10 @@ async def test_an_operator_overturns_an_appealed_abandonment(
         "A luz acabou no bairro inteiro.")
     await player.get_by_role("button", name="Enviar recurso").first.click()
     await expect(player.get_by_text("A luz acabou no bairro inteiro.")).to_be_visible()
+    # the appeal is confirmed on the record it was sent for (it said nothing)
+    done = player.get_by_role("status").filter(has_text="Recurso enviado")
+    await expect(done).to_have_count(1)
+    await expect(done).to_be_in_viewport()
     assert await no_horizontal_scroll(player)
 
     # the operator filters the queue by player and opens the appealed record

@@ -411,3 +411,121 @@ async def test_a_bad_date_filter_keeps_the_filters_and_says_what_is_accepted(
     # a time is kept as typed (a date field cannot show it)
     text = await (await op.get("/operator/abandonments?since=2030-01-01T10:00")).text()
     assert 'type="text" value="2030-01-01T10:00"' in text
+
+
+# --- notices that agree with the record; refusals that say so (an operator review) ------------
+
+
+async def test_the_decision_notice_is_shown_only_while_the_record_shows_that_decision(
+        house: House) -> None:
+    olga, rui = await house.player("olga", operator=True), await house.player("rui",
+                                                                              operator=True)
+    ana, bia = await house.players("ana", "bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    # a typed `done` on an undecided record claims no decision
+    for done in ("overturn", "uphold", "nonsense"):
+        text = await (await olga.get(f"/operator/abandonments/{record.id}?done={done}")).text()
+        assert 'id="decision-done"' not in text and "Decisão registrada" not in text, done
+    resp = await olga.post(f"/operator/abandonments/{record.id}/decision",
+                           form={"decision": "uphold", "note": "Mantido.",
+                                 "expected_state": await _open(olga, record.id)})
+    assert resp.status == 303
+    assert resp.headers["Location"] == f"/operator/abandonments/{record.id}?done=uphold"
+    text = html.unescape(await (await olga.get(resp.headers["Location"])).text())
+    assert "Decisão registrada: registro mantido." in text
+    # the address claims an overturn the record does not show: no notice
+    text = await (await olga.get(f"/operator/abandonments/{record.id}?done=overturn")).text()
+    assert "Decisão registrada" not in text
+    # another operator overturns it; the first tab reloaded no longer says "mantido"
+    resp = await rui.post(f"/operator/abandonments/{record.id}/decision",
+                          form={"decision": "overturn", "note": "Revertido.",
+                                "expected_state": await _open(rui, record.id)})
+    assert resp.status == 303
+    text = html.unescape(await (await olga.get(f"/operator/abandonments/{record.id}"
+                                               "?done=uphold")).text())
+    assert "Decisão registrada" not in text and "registro mantido" not in text
+    assert 'data-status="overturned"' in text
+    text = html.unescape(await (await rui.get(resp.headers["Location"])).text())
+    assert "Decisão registrada: registro revertido." in text
+
+
+async def test_a_refused_filter_does_not_say_nothing_matches(house: House) -> None:
+    op = await house.player("judge", operator=True)
+    for query in ("?status=bogus", "?since=banana", "?list=free&until=2020-13-01",
+                  "?since=2026-12-08&until=2026-12-07", "?list=bogus"):
+        resp = await op.get("/operator/abandonments" + query)
+        assert resp.status == 400, query
+        text = await resp.text()
+        assert "com esses filtros" not in text, query
+        assert 'class="error" role="alert"' in text, query
+    # filters accepted and nothing found: said, on both lists
+    assert "Nenhum registro com esses filtros." in await (
+        await op.get("/operator/abandonments?status=pending")).text()
+    assert "Nenhum abandono sem penalidade com esses filtros." in await (
+        await op.get("/operator/abandonments?list=free")).text()
+
+
+async def test_an_appeal_is_confirmed_only_on_the_record_that_shows_it(house: House) -> None:
+    ana, bia = await house.players("ana", "bia")
+    first = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    await house.clock.advance(60)
+    second = (await settle_abandonment(house, "00000000000000e1", [ana.id, bia.id], 1)).record
+    assert first.user_id == second.user_id == bia.id
+    # typed in the address, before any appeal: nothing confirmed
+    text = await (await bia.get(f"/me?appealed={first.id}")).text()
+    assert "Recurso enviado" not in text
+    resp = await bia.post(f"/me/abandonments/{first.id}/appeal", form={"text": "caiu a luz"})
+    assert resp.status == 303
+    assert resp.headers["Location"] == f"/me?appealed={first.id}#record-{first.id}"
+    text = html.unescape(await (await bia.get(resp.headers["Location"].split("#")[0])).text())
+    assert f'<p class="notice" role="status" id="appeal-done-{first.id}">' in text
+    assert "Recurso enviado: a operação da casa vai lê-lo e decidir sobre este registro." in text
+    assert text.count("Recurso enviado") == 1
+    # the other record was not appealed: the address naming it claims nothing
+    for query in (f"?appealed={second.id}", "?appealed=abc", "?appealed=999"):
+        assert "Recurso enviado" not in await (await bia.get("/me" + query)).text(), query
+    # answered since: still sent, and said as answered
+    op = await house.player("judge", operator=True)
+    await op.json(f"/api/ranked/operator/abandonments/{first.id}/decision",
+                  {"decision": "uphold", "note": "mantido"})
+    text = html.unescape(await (await bia.get(f"/me?appealed={first.id}")).text())
+    assert "Recurso enviado e já respondido: veja a decisão abaixo." in text
+
+
+async def test_the_live_list_refuses_a_range_that_ends_before_it_starts(house: House) -> None:
+    op = await house.player("judge", operator=True)
+    resp = await op.get("/api/operator/abandonments?since=2026-12-08&until=2026-12-07")
+    assert resp.status == 400
+    body = await resp.json()
+    assert body["error"] == "bad_filter" and "comes before its start" in body["message"]
+    # one day (since = until) is a range
+    resp = await op.get("/api/operator/abandonments?since=2026-12-08&until=2026-12-08")
+    assert resp.status == 200 and (await resp.json())["abandonments"] == []
+
+
+async def test_the_audit_page_refuses_a_bad_before_and_links_older_only_when_there_are(
+        house: House, monkeypatch: pytest.MonkeyPatch) -> None:
+    op = await house.player("judge", operator=True)
+    ana, bia = await house.players("ana", "bia")
+    for n in range(2):
+        await settle_abandonment(house, f"00000000000000f{n}", [ana.id, bia.id], 1)
+    monkeypatch.setattr(ranked_http, "PAGE", 2)
+    events = await review.audit_log(house.pool)
+    assert len(events) == 2
+    # exactly a page and nothing older: no link to an empty page
+    text = await (await op.get("/operator/audit")).text()
+    assert text.count("<li class=\"table-item\">") == 2 and "Eventos mais antigos" not in text
+    await settle_abandonment(house, "00000000000000f2", [ana.id, bia.id], 1)
+    text = await (await op.get("/operator/audit")).text()
+    older = re.search(r'href="/operator/audit\?before=(\d+)">Eventos mais antigos', text)
+    assert older is not None and int(older.group(1)) == events[0].id
+    text = await (await op.get(f"/operator/audit?before={older.group(1)}")).text()
+    assert text.count("<li class=\"table-item\">") == 1 and "Eventos mais antigos" not in text
+    for bad in ("abc", "0", "-1", "1.5"):
+        resp = await op.get(f"/operator/audit?before={bad}")
+        assert resp.status == 400, bad
+        text = html.unescape(await resp.text())
+        assert "Essa página do registro de auditoria não existe" in text, bad
+        assert 'id="audit"' not in text
+    body = await (await op.get("/api/ranked/operator/audit?before=abc")).json()
+    assert body["error"] == "bad_filter"

@@ -587,13 +587,19 @@ async def list_abandonments(request: web.Request) -> web.StreamResponse:
         if not before:  # record ids count from 1
             raise ApiError(400, "bad_filter", "before is the `next` of the previous page.")
     pool = request.app[POOL]
+    since = time_filter(query.get("since"), "since")
+    until = time_filter(query.get("until"), "until", end=True)
+    # a range that ends before it starts would find nothing, silently: refused, as the review
+    # API (/api/ranked/operator/abandonments) and the operator's page refuse it
+    if since is not None and until is not None and since >= until:
+        raise ApiError(400, "bad_filter", "The end of the range (until) comes before its start "
+                       "(since): swap them.")
     # one more than the page: whether another page follows
     rows = await find_abandonments(
         pool, player=query.get("player") or None,
         variant=check_variant(query["variant"]) if query.get("variant") else None,
         kind=check_kind(query["kind"]) if query.get("kind") else None,
-        since=time_filter(query.get("since"), "since"),
-        until=time_filter(query.get("until"), "until", end=True),
+        since=since, until=until,
         penalty_free=query.get("penalty") == "none", before=before, limit=MAX_LISTED + 1)
     page = rows[:MAX_LISTED]
     spanned = await restarts_spanned(pool, [r["id"] for r in page])

@@ -642,6 +642,8 @@ DATE_FILTER_PT: Final = ("Data inválida: use AAAA-MM-DD (o dia inteiro, em UTC)
                          "AAAA-MM-DDTHH:MM (segundos e fuso opcionais, como 2025-03-01T18:30 "
                          "ou 2025-03-01T18:30-03:00; sem fuso, UTC), do ano 1 ao 9999.")
 CHOICE_FILTER_PT: Final = "Valor desconhecido: escolha uma das opções da lista."
+AUDIT_BEFORE_PT: Final = ("Essa página do registro de auditoria não existe (before= não é o "
+                          "número de um evento): veja a primeira página, em /operator/audit.")
 BEFORE_FILTER_PT: Final = ("Essa página da lista não existe (before= não é um número de "
                            "registro): veja a primeira página.")
 
@@ -1326,8 +1328,12 @@ async def me_page(request: web.Request, *, error: str | None = None, error_recor
                   status: int = 200, appeal: str = "") -> web.Response:
     user = _page_user(request)
     standing = await _standing(request, user)
+    # the appeal form's redirect names the record appealed: confirmed there only while that
+    # record shows an appeal (the address alone never claims one)
+    appealed = ascii_uint(request.query.get("appealed") or "")
     return render(request, "ranked/me.html", status=status, error=error,
-                  error_record=error_record, appeal=appeal, **_me_context(standing))
+                  error_record=error_record, appeal=appeal, appealed=appealed,
+                  **_me_context(standing))
 
 
 async def appeal_form(request: web.Request) -> web.Response:
@@ -1673,7 +1679,15 @@ async def record_page(request: web.Request, *, error: str | None = None,
         # the form sends back the state it shows: a decision on a record that changed since
         # (an appeal filed, another operator's decision) is refused, not taken on a stale page
         review_state=record.review_state.token, error_field=error_field, note=note,
-        decision=decision, done=request.query.get("done"))
+        decision=decision, done=_done_now(request.query.get("done"), record.status))
+
+
+def _done_now(done: str | None, status: RecordStatus) -> str | None:
+    """The `done` a decision redirects with, kept only while the record still shows that
+    decision: the address alone (a reload after another operator's decision, a typed `done`)
+    never says a decision the record does not show."""
+    shown = {"uphold": RecordStatus.UPHELD, "overturn": RecordStatus.OVERTURNED}
+    return done if done is not None and shown.get(done) is status else None
 
 
 async def decision_form(request: web.Request) -> web.StreamResponse:
@@ -1755,9 +1769,13 @@ async def audit_page(request: web.Request) -> web.StreamResponse:
     try:
         before = _id(request.query.get("before"), "before")
     except ApiError:
-        before = None
-    entries = await review.audit_log(_pool(request), before_id=before, limit=PAGE)
-    more = f"?before={entries[-1].id}" if len(entries) == PAGE else None
+        # as the JSON API refuses it (400 `bad_filter`), not a first page passed off as this one
+        return render(request, "error.html", status=400, title="Registro de auditoria",
+                      message=AUDIT_BEFORE_PT)
+    # one more than the page: whether an older event exists (a full page may be the last)
+    entries = await review.audit_log(_pool(request), before_id=before, limit=PAGE + 1)
+    more = f"?before={entries[PAGE - 1].id}" if len(entries) > PAGE else None
+    entries = entries[:PAGE]
     return render(request, "operator/audit.html", entries=entries, more=more, when=_when,
                   audit_pt=AUDIT_PT, effects=_audit_effects)
 
