@@ -31,6 +31,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     Policy,
     browser_fixture,
     create_table,
+    leave_elsewhere,
     live_server_fixture,
     new_page,
     play_hand,
@@ -252,16 +253,7 @@ async def test_a_table_gone_says_how_it_ended_to_its_player_and_the_way_on(
     await expect(page.locator("#my-hand .card").first).to_be_visible()
     # I leave mid-match from elsewhere: the match is lost by abandonment and, nobody left,
     # the table closes and is no longer served
-    status = await page.evaluate(
-        """async (id) => {
-          const csrf = document.querySelector('meta[name="csrf-token"]').content;
-          const r = await fetch(`/api/tables/${id}/leave`, { method: "POST",
-            headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" }, body: "{}" });
-          return r.status;
-        }""",
-        table_id,
-    )
-    assert status == 200
+    assert await leave_elsewhere(page, table_id) == 200
     house = live_server.app[HOUSE]
     await until(lambda: table_id not in house.tables, page)
     # coming back in a new tab (this tab's log is kept in its sessionStorage)

@@ -23,6 +23,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     Policy,
     browser_fixture,
     create_table,
+    leave_elsewhere,
     live_server_fixture,
     lobby_refreshes,
     new_page,
@@ -122,16 +123,7 @@ async def test_a_table_gone_while_away_is_explained_not_retried(
     assert len(sockets) == 1
     # the only player leaves from elsewhere (another tab): the table closes and the server
     # stops serving it; when this page's socket then drops, its reconnect is refused (404)
-    status = await page.evaluate(
-        """async (id) => {
-          const csrf = document.querySelector('meta[name="csrf-token"]').content;
-          const r = await fetch(`/api/tables/${id}/leave`, { method: "POST",
-            headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" }, body: "{}" });
-          return r.status;
-        }""",
-        table_id,
-    )
-    assert status == 200
+    assert await leave_elsewhere(page, table_id) == 200
     await routes[0].close(code=4000, reason="test: connection dropped")
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "closed")
     # no match was played there: "not found", with the way on

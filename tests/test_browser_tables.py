@@ -137,6 +137,20 @@ async def create_table(page: Page, variant: str, seats: int, kind: str) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
+async def leave_elsewhere(page: Page, table_id: str) -> int:
+    """Leave the table as another tab of the same session would (the page itself is not told):
+    the answer's status."""
+    return int(await page.evaluate(
+        """async (id) => {
+          const csrf = document.querySelector('meta[name="csrf-token"]').content;
+          const r = await fetch(`/api/tables/${id}/leave`, { method: "POST",
+            headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" }, body: "{}" });
+          return r.status;
+        }""",
+        table_id,
+    ))
+
+
 async def no_horizontal_scroll(page: Page) -> bool:
     return bool(await page.evaluate(
         "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
