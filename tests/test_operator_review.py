@@ -127,6 +127,8 @@ async def test_live_and_review_records_link_both_ways_and_keep_the_leave(
         assert status == 200
         assert 'id="review-link" href="/operator/abandonments/1"' in text
         assert 'id="live-opponents">ana<' in text
+        # and marks the hand the leave ended, as the review page does (it listed it unmarked)
+        assert f'href="/hands/{tid}-1"' in text and "a mão que o abandono encerrou" in text
         assert "Registrar decisão" not in text and "<form method=\"post\"" not in text
         # the records without a penalty are listed too (read only), the training one among them
         status, text = await _page(olga, "/operator/abandonments?list=free")

@@ -1739,6 +1739,10 @@ async def live_record_page(request: web.Request) -> web.StreamResponse:
     spanned = row["id"] in await restarts_spanned(pool, [row["id"]])
     evidence = loaded_evidence(row["evidence"])
     hands = sorted({e["hand"] for e in evidence if _is_int(e.get("hand"))})
+    # the hand a forfeit ended: the abandonment's own item names it (the review page marks it
+    # too; this page listed the hand unmarked)
+    ended_hand = next((e["hand"] for e in evidence if e.get("abandonment") == "forfeit"
+                       and _is_int(e.get("hand"))), None)
     started = await _pool(request).fetchval(
         "SELECT players FROM live_matches WHERE table_id = $1 AND number = $2",
         row["table_id"], row["match_number"])
@@ -1754,7 +1758,8 @@ async def live_record_page(request: web.Request) -> web.StreamResponse:
         request, "operator/live_abandonment.html", row=row, when=_when,
         timeline=_timeline(evidence, row["table_id"], trigger=row["trigger"],
                            consequence=row["consequence"]),
-        hands=[f"{row['table_id']}-{h}" for h in hands], live=live_link(row["id"]),
+        hands=[f"{row['table_id']}-{h}" for h in hands], ended_hand=ended_hand,
+        live=live_link(row["id"]),
         review=review_link(row["review_id"]), kinds=ALL_KINDS_PT,
         variants=LIVE_VARIANT_PT, triggers=TRIGGER_PT, opponents=opponents, partner=partner,
         consequences=CONSEQUENCE_PT, seats=seats, match_spanned_restart=spanned,
