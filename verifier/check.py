@@ -447,10 +447,12 @@ def check_hand(
     trust = KeyTrust(frozenset(pinned))
     assert record.signed_by is not None
     trust.adopt_first_signer(record.signed_by.public_key)
+    statements: _ChainStatements | None = None
     if chain is not None and chain.entries is not None:
+        statements = _chain_statements(chain.entries)
         # a record signed after a key rotation verifies for whoever pinned the key before it
         # through the hand-overs the table's chain carries, as `chain` verifies it
-        _follow_handovers(_readable_statements(chain.entries), trust)
+        _follow_handovers(statements.readable, trust)
     else:
         trust.followed = False
         trust.hint = (
@@ -474,30 +476,41 @@ def check_hand(
             f" players' entropy; check it with {command}",
         )
     else:
-        placed = _placed_seed_check(record, chain, trust, command)
+        placed = _placed_seed_check(record, chain, statements, trust, command)
     at = next(i for i, c in enumerate(checks) if c.name is CheckName.COMMITMENT) + 1
     checks.insert(at, placed)
     entry = EntryReport(_label(record), RecordKind.HAND, tuple(checks))
     return Report((entry,))
 
 
-def _readable_statements(
-    entries: Sequence[Mapping[str, Any]],
-) -> list[tuple[Mapping[str, Any], Statement]]:
-    """The seed anchors and key hand-overs among a fetched chain's entries that parse (the
-    `seed-chain` check names any that does not)."""
-    statements: list[tuple[Mapping[str, Any], Statement]] = []
-    for obj in entries:
+@dataclass(frozen=True, slots=True)
+class _ChainStatements:
+    """The seed anchors and key hand-overs among a fetched chain's entries that parse, and the
+    first entry that does not, said (the `seed-chain` check names it)."""
+
+    readable: list[tuple[Mapping[str, Any], Statement]]
+    problem: str | None
+
+
+def _chain_statements(entries: Sequence[Mapping[str, Any]]) -> _ChainStatements:
+    readable: list[tuple[Mapping[str, Any], Statement]] = []
+    problem = None
+    for index, obj in enumerate(entries):
         try:
             if record_kind(dict(obj)) in (RecordKind.SEED_ANCHOR, RecordKind.KEY_HANDOVER):
-                statements.append((obj, parse_statement(dict(obj))))
-        except RecordError:
-            continue
-    return statements
+                readable.append((obj, parse_statement(dict(obj))))
+        except RecordError as exc:
+            if problem is None:
+                problem = f"entry {index} is not a valid statement ({exc})"
+    return _ChainStatements(readable, problem)
 
 
 def _placed_seed_check(
-    record: HandRecord, chain: TableChain, trust: KeyTrust, command: str
+    record: HandRecord,
+    chain: TableChain,
+    statements: _ChainStatements | None,
+    trust: KeyTrust,
+    command: str,
 ) -> CheckResult:
     """`seed-chain` of one record against the signed seed anchors of its table's chain (as
     `check_chain` checks a record without the hand before it): hashed `hand - chain_start + 1`
@@ -505,28 +518,21 @@ def _placed_seed_check(
     (`trust`, which `check_hand` widened by the key hand-overs in the chain)."""
     where = f"the table's chain at {chain.where}"
     not_checked = f"the seed's place in the table's signed seed chain is not checked; run {command}"
-    if chain.entries is None:
+    if statements is None:
         return CheckResult(
             CheckName.SEED_CHAIN,
             Status.WARN,
             f"{where} could not be had ({chain.problem.removeprefix(f'{chain.where}: ')}):"
             f" {not_checked}",
         )
-    statements: list[tuple[Mapping[str, Any], Statement]] = []
-    for index, obj in enumerate(chain.entries):
-        try:
-            if record_kind(dict(obj)) in (RecordKind.SEED_ANCHOR, RecordKind.KEY_HANDOVER):
-                statements.append((obj, parse_statement(dict(obj))))
-        except RecordError as exc:
-            return CheckResult(
-                CheckName.SEED_CHAIN,
-                Status.WARN,
-                f"{where}: entry {index} is not a valid statement ({exc}): {not_checked}",
-            )
+    if statements.problem is not None:
+        return CheckResult(
+            CheckName.SEED_CHAIN, Status.WARN, f"{where}: {statements.problem}: {not_checked}"
+        )
     start = record.chain_start
     anchors = _Anchors()
     refused: list[str] = []  # why an anchor of this record's chain does not count
-    for obj, statement in statements:
+    for obj, statement in statements.readable:
         if not isinstance(statement, SeedAnchor) or statement.table != record.table:
             continue
         assert statement.signed_by is not None

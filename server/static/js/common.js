@@ -353,6 +353,16 @@ export function playedHands() {
   return storedList(localStorage, HISTORY_KEY);
 }
 
+/** The entry of one hand this browser played (its seat, bots, commitment), or undefined. */
+export function playedHand(table, hand) {
+  return playedHands().find((h) => h.table === table && String(h.hand) === String(hand));
+}
+
+/** A 2x2 team's letter, as the lobby names it: team 0 is dupla A (seats 1 and 3). */
+export function teamLetter(team) {
+  return team === 0 ? "A" : "B";
+}
+
 export function rememberPlayedHand(entry) {
   const list = playedHands().filter((h) => !(h.table === entry.table && h.hand === entry.hand));
   list.unshift(entry);

@@ -1,8 +1,8 @@
 // The hand page: fetch a signed hand record and check it here, with fairness.js (no server help).
 
 import {
-  cardFace, contributionState, el, explainLateContribution, fetchHouseKeys, houseKeyOptions, myContribution, playedHands,
-  scorePoints, seenCommitment, teamSeats, VARIANT_NAME,
+  cardFace, contributionState, el, explainLateContribution, fetchHouseKeys, houseKeyOptions, myContribution, playedHand,
+  scorePoints, seenCommitment, teamLetter, teamSeats, VARIANT_NAME,
 } from "./common.js";
 import { commitmentSeenCheck, seedChainCheck, UnreadableError, verifyHandRecord } from "./fairness.js";
 import { handMoves } from "./moves.js";
@@ -110,15 +110,14 @@ function renderCommitmentWhen(checks) {
  * "Sua dupla (A: lugares 1 e 3)"; `by` and `of` the same side in the middle of a sentence. */
 function recordSides(r, mySeat) {
   const mine = Number.isInteger(mySeat) && mySeat >= 0 && mySeat < r.seats ? mySeat % 2 : null;
-  const letter = (team) => (team === 0 ? "A" : "B");
   const seats = (team) => teamSeats(team, r.seats);
   if (r.seats === 4) {
     return {
       first: mine ?? 0,
       label: (team) => (team === mine
-        ? `Sua dupla (${letter(team)}: ${seats(team)})` : `Dupla ${letter(team)} (${seats(team)})`),
-      by: (team) => (team === mine ? "pela sua dupla" : `pela dupla ${letter(team)}`),
-      of: (team) => (team === mine ? "da sua dupla" : `da dupla ${letter(team)}`),
+        ? `Sua dupla (${teamLetter(team)}: ${seats(team)})` : `Dupla ${teamLetter(team)} (${seats(team)})`),
+      by: (team) => (team === mine ? "pela sua dupla" : `pela dupla ${teamLetter(team)}`),
+      of: (team) => (team === mine ? "da sua dupla" : `da dupla ${teamLetter(team)}`),
     };
   }
   return {
@@ -137,11 +136,10 @@ function moveNames(r, mySeat) {
   const seat = (s) => (mine(s) ? el("strong", { class: "mine" }, "Você") : `Lugar ${s + 1}`);
   const seatMid = (s) => (mine(s) ? "você" : `lugar ${s + 1}`);
   if (r.seats === 2) return { seat, seatMid, team: seat, teamMid: seatMid };
-  const letter = (team) => (team === 0 ? "A" : "B");
   return {
     seat, seatMid,
-    team: (t) => (myTeam(t) ? el("strong", { class: "mine" }, "Sua dupla") : `Dupla ${letter(t)}`),
-    teamMid: (t) => (myTeam(t) ? "sua dupla" : `dupla ${letter(t)}`),
+    team: (t) => (myTeam(t) ? el("strong", { class: "mine" }, "Sua dupla") : `Dupla ${teamLetter(t)}`),
+    teamMid: (t) => (myTeam(t) ? "sua dupla" : `dupla ${teamLetter(t)}`),
   };
 }
 
@@ -189,7 +187,7 @@ function scoreNote(r, sides) {
   return notes.length ? ` (${notes.join("; ")})` : "";
 }
 
-function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
+function renderDetails(result, text, { mine, recordUrl, pinned, played }, checks) {
   const r = result.record;
   const v = r.variant;
   $("rec-commitment").textContent = r.commitment;
@@ -197,8 +195,6 @@ function renderDetails(result, text, { mine, recordUrl, pinned }, checks) {
   $("rec-seed").textContent = r.seed;
   $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
-  // the hand this browser played (table.js keeps it): my seat, and the seats of its bots
-  const played = playedHands().find((h) => h.table === r.table && String(h.hand) === String(r.hand));
   // the record keeps the score in team order and names nobody: each side is named by its seats
   // ("0 x 0 → 6 x 0" said nothing of whose 6), mine first as /me/hands has it
   const sides = recordSides(r, played?.seat);
@@ -366,14 +362,15 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
   }
   const r = result.record;
   // the commitment this browser was shown before that hand, when it played it
-  const seen = playedHands().find((h) => h.table === r.table && String(h.hand) === String(r.hand))?.commitment
-    ?? seenCommitment(r.table, r.hand);
+  // the hand this browser played (table.js keeps it): my seat, its bots, the commitment shown
+  const played = playedHand(r.table, r.hand);
+  const seen = played?.commitment ?? seenCommitment(r.table, r.hand);
   const before = await beforeTheHandChecks(r, pinned, seen, typed);
   // my stored contribution that never reached the table in time (table.js noted it) is no failure
   const explained = late ? explainLateContribution(result, "late", late.seat) : result.checks;
   const checks = withChecks(explained, before);
   renderChecks(checks);
-  renderDetails(result, text, { mine, recordUrl, pinned }, checks);
+  renderDetails(result, text, { mine, recordUrl, pinned, played }, checks);
   const failed = checks.filter((c) => c.status === "fail");
   const wrongHand = failed.find((c) => c.name === "source");
   const byName = (name) => checks.find((c) => c.name === name);
@@ -434,7 +431,7 @@ async function loadHand() {
   }
   const mine = myContribution(tableId, handNumber);
   if (mine) $("mine-hex").value = mine;
-  const played = playedHands().find((h) => h.table === tableId && String(h.hand) === String(handNumber));
+  const played = playedHand(tableId, handNumber);
   // my seat, when this browser kept the hand in its list (not when I left before its record)
   const late = contributionState(tableId, handNumber) === "late"
     ? { seat: Number.isInteger(played?.seat) ? played.seat : null } : null;

@@ -1,7 +1,7 @@
 // My past hands: the tables I sit at (lobby API) and the hands this browser played (kept
 // locally with my entropy), each with its public signed record.
 
-import { api, apiMessage, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHands, playerName, scorePoints, VARIANT_NAME } from "./common.js";
+import { api, apiMessage, el, fetchHouseKeys, houseKeyOptions, myContribution, playedHand, playedHands, playerName, scorePoints, VARIANT_NAME } from "./common.js";
 
 const MAX_TABLES = 30;
 const status = document.getElementById("hands-status");
@@ -23,7 +23,7 @@ const MATCHES = (() => {
  * seats, else the seat this browser kept when it played the hand. */
 function sidesOf(record) {
   const match = (MATCHES[record.table] ?? []).find((m) => m.first_hand <= record.hand && record.hand <= m.last_hand);
-  const kept = playedHands().find((h) => h.table === record.table && h.hand === record.hand);
+  const kept = playedHand(record.table, record.hand);
   const seat = Number.isInteger(match?.seat) ? match.seat : Number.isInteger(kept?.seat) ? kept.seat : null;
   const names = Array.isArray(match?.names) && match.names.length === record.seats ? match.names : null;
   if (seat === null && names === null) return null;
