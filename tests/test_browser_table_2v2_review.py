@@ -127,14 +127,18 @@ async def test_a_raise_the_team_voted_for_is_the_teams(
     await page.context.close()
 
 
+def mao_de_dez() -> MatchState:
+    """A Mineiro 2x2 hand dealt at 10 x 5: my team (seats 0 and 2) decides the mão de dez."""
+    state = new_match(MatchConfig(Variant.MINEIRO, 4), first_dealer=3, score=(10, 5))
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    return start_hand(state, dealt(3, hands))[0]
+
+
 async def test_mao_de_dez_votes_use_the_buttons_words(
     live_server: LiveServer, browser: Browser
 ) -> None:
     # I: "aceitar/correr" under buttons saying "Jogar a mão de dez" / "Correr da mão de dez"
-    state = new_match(MatchConfig(Variant.MINEIRO, 4), first_dealer=3, score=(10, 5))
-    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
-    state, _ = start_hand(state, dealt(3, hands))
-    table = ReviewTable(state, seat=0, names=["dez_0", "b1", "b2", "b3"],
+    table = ReviewTable(mao_de_dez(), seat=0, names=["dez_0", "b1", "b2", "b3"],
                         script=[[Action(2, ActionKind.ACCEPT)]])
     page = await open_table(live_server, browser, table, "dez_0")
     # what running gives the other side (RULES.md, Mineiro: 2 points)
@@ -155,10 +159,7 @@ async def test_buttons_left_after_my_vote_say_they_change_it(
 ) -> None:
     # A player review: after "Jogar a mão de dez" the one button left was "Correr da mão de
     # dez", my vote only a line of text above it; a stray tap on it ran from the hand
-    state = new_match(MatchConfig(Variant.MINEIRO, 4), first_dealer=3, score=(10, 5))
-    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
-    state, _ = start_hand(state, dealt(3, hands))
-    table = ReviewTable(state, seat=0, names=["mudo_0", "b1", "b2", "b3"])
+    table = ReviewTable(mao_de_dez(), seat=0, names=["mudo_0", "b1", "b2", "b3"])
     page = await open_table(live_server, browser, table, "mudo_0")
     await page.get_by_role("button", name="Jogar a mão de dez (vale 4)").click()
     actions = page.locator("#actions")
