@@ -180,15 +180,23 @@ class Scrape:
     batch_count: float
     server_latency: tuple[tuple[float, float], ...]
     commit: tuple[tuple[float, float], ...] = ()
-    gc_count: float = 0.0  # full garbage collections so far, and their seconds
+    gc_count: float = 0.0  # garbage collections so far (young and whole), and their seconds
     gc_sum: float = 0.0
+    gc_whole: float = 0.0  # of them whole
+    gc_pauses: tuple[tuple[float, float], ...] = ()  # cumulative (upper bound, count), both kinds
 
 
 def parse_metrics(text: str) -> Scrape:
     values: dict[str, float] = {}
     buckets: dict[str, list[tuple[float, float]]] = {}
+    pauses: dict[float, float] = {}  # the collections' two kinds summed bucket by bucket
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
+            if sample.name == "barajamos_gc_seconds_bucket":
+                bound = float(sample.labels["le"])
+                pauses[bound] = pauses.get(bound, 0.0) + sample.value
+            elif sample.name == "barajamos_gc_seconds_count" and sample.labels["kind"] == "whole":
+                values["gc_whole"] = sample.value
             if sample.name.endswith("_bucket"):
                 bound = float(sample.labels["le"])
                 buckets.setdefault(sample.name, []).append((bound, sample.value))
@@ -207,6 +215,8 @@ def parse_metrics(text: str) -> Scrape:
         commit=tuple(sorted(buckets.get("barajamos_write_seconds_bucket", []))),
         gc_count=values.get("barajamos_gc_seconds_count", 0.0),
         gc_sum=values.get("barajamos_gc_seconds_sum", 0.0),
+        gc_whole=values.get("gc_whole", 0.0),
+        gc_pauses=tuple(sorted(pauses.items())),
     )
 
 
@@ -230,6 +240,20 @@ def histogram_quantile(q: float, before: Sequence[tuple[float, float]],
             return lower_bound + (bound - lower_bound) * share, int(total)
         lower_bound, lower_count = bound, count
     return lower_bound, int(total)
+
+
+def _longest(before: Sequence[tuple[float, float]],
+             after: Sequence[tuple[float, float]]) -> str:
+    """How long the longest collection between two scrapes was at most (the least bucket bound
+    holding them all), as the report's words: "" when there was none."""
+    earlier = dict(before)
+    counts = [(bound, count - earlier.get(bound, 0.0)) for bound, count in after]
+    if not counts or counts[-1][1] <= 0:
+        return ""
+    bound = next(bound for bound, count in counts if count >= counts[-1][1])
+    if math.isinf(bound):
+        return f"; the longest over {counts[-2][0] * 1000:.0f} ms"
+    return f"; each at most {bound * 1000:.0f} ms"
 
 
 async def scrape(base: URL) -> Scrape:
@@ -469,14 +493,15 @@ async def _worker_main(worker: WorkerPlan, result: WorkerResult, ready: Callable
 
 
 # a client process lives minutes and makes little garbage: a collection of its own (a pause
-# that all its seats would read as latency) would measure the instrument, not the server
+# that all its seats would read as latency) would measure the instrument, not the server; so
+# it collects only a second that made 2,000,000 objects, and never walks what it froze
 CLIENT_COLLECT_FLOOR = 2_000_000
 
 
 def _seated(queue: Any, index: int, tables: int) -> None:
     """A client process has seated its tables: what it loaded stays (`quiet_gc`), then it says
     so."""
-    quiet_gc(floor=CLIENT_COLLECT_FLOOR)
+    quiet_gc(floor=CLIENT_COLLECT_FLOOR, whole_every=math.inf)
     queue.put(("ready", index, tables))
 
 
@@ -714,11 +739,14 @@ def report(result: ScaleResult, options: Options) -> None:
     stall = ("n/a" if result.stall_share is None
              else f"{result.stall_share:.0%} of the time some task waited for a CPU")
     collections = round(result.after.gc_count - result.before.gc_count)
+    whole = round(result.after.gc_whole - result.before.gc_whole)
+    longest = _longest(result.before.gc_pauses, result.after.gc_pauses)
     print(f"server CPU: {result.server_cpu * 100:.0f}% of its core, "
           f"{'n/a' if per_action is None else f'{per_action:.2f} ms'} per applied action; "
           f"machine: {stall}; group commit: {mean_batch:.1f} jobs per transaction; garbage "
-          f"collections: {collections} in the window "
-          f"({(result.after.gc_sum - result.before.gc_sum) * 1000:.0f} ms, the server paused)")
+          f"collections: {collections} in the window, {whole} of them whole "
+          f"({(result.after.gc_sum - result.before.gc_sum) * 1000:.0f} ms in all, the server "
+          f"paused{longest})")
     print(f"errors: {describe_errors(stats.errors)}; refused as out of date: "
           f"{describe_errors(stats.raced)}; applied to the next hand: {stats.stale_applied}; "
           f"reconnects: {stats.reconnects}")

@@ -20,8 +20,12 @@ T = TypeVar("T")
 
 log = logging.getLogger("barajamos.gc")
 
-# net new tracked objects before the first collection, and never fewer between two
-COLLECT_FLOOR = 100_000
+# net new tracked objects since the last check (a second) that make the next check collect
+COLLECT_FLOOR = 10_000
+# a whole collection (the frozen objects too) once the allocated memory blocks have grown this
+# many times over since the last whole one, and never sooner than this many seconds after it
+WHOLE_GROWTH = 2
+WHOLE_SECONDS = 600.0
 CHECK_SECONDS = 1.0
 
 
@@ -44,58 +48,83 @@ class Collector:
 
     A collection stops the whole process for as long as it walks the objects it looks at: about
     a microsecond each on a loaded house, whose objects are spread over hundreds of megabytes
-    (a cache miss each). CPython's automatic young collections come after 700 (or, as this
-    module set before, 50,000) net new objects; on a house they walked tens of thousands of
-    live objects (table states, sockets) each time: 80-150 ms pauses every 10-15 s at 1,000
-    paced tables while the house grew, which every table in play felt at once.
+    (a cache miss for each reference they hold). A walk of all of them took 250-460 ms at 500 to
+    1,000 busy tables, which every table in play felt at once; even a walk of only the objects
+    made since the last one took 40-60 ms at 500 paced tables after three seconds of play
+    (40,000 objects: new states, events, coroutines in flight, replacing old ones).
+
     Live play makes no cyclic garbage (reference counting frees all of it; see
-    `TableActor.call`), so a full collection is needed only once the tracked objects have grown
-    by `budget` since the last one. A collection that finds the growth was garbage (half of it
-    or more) sets the next budget to a quarter of what it left alive (CPython's own rule for its
-    oldest generation); one that finds live objects (a house filling up) doubles the budget, up
-    to what it left alive: a house that grows to N objects pauses about log2(N / floor) times on
-    the way, and garbage never outgrows the live objects.
+    `TableActor.call`), nor do refused requests and closed sockets. So at each check (every
+    second, from a thread) what the last second made and still holds is frozen (`gc.freeze`,
+    which walks nothing): out of every later collection's sight, still freed by reference
+    counting as it dies. Only a second in which the tracked objects grew by `floor` or more (a
+    house seating players, or a burst of garbage) is collected first: a walk of that second's
+    objects alone (10,000 to 30,000: 5-25 ms). A house in steady play never pauses for it.
 
-    What a collection leaves alive is measured in the interpreter's allocated memory blocks
-    (`sys.getallocatedblocks`, a few per live object), never by listing the objects: this runs in
-    a thread of its own, and `gc.get_objects()` there hands out references to objects another
-    thread is still building (a tuple being resized then fails, `SystemError: bad argument to
-    internal function`: seen once in a test run).
+    What is frozen is never freed by a collection: a cycle among objects that outlived a check
+    would be kept. As a bound on what such a leak can hold, a whole collection (the frozen
+    objects too) runs once the interpreter's allocated memory blocks have grown `whole_growth`
+    times over since the last whole one, and never sooner than `whole_every` seconds after it:
+    a house that fills up pauses for a whole walk at most once in ten minutes, a steady one
+    never. Each collection logs what it found unreachable, which would show such a leak.
 
-    `count` (net new tracked objects), `collect` and `alive` are injected for tests; each
-    `listeners` entry is called with a collection's seconds, unreachable objects and alive
-    blocks.
+    What is alive is measured in allocated memory blocks (`sys.getallocatedblocks`, a few per
+    live object), never by listing the objects: this runs in a thread of its own, and
+    `gc.get_objects()` there hands out references to objects another thread is still building
+    (a tuple being resized then fails, `SystemError: bad argument to internal function`: seen
+    once in a test run).
+
+    `count` (net new tracked objects since the last freeze), `collect`, `freeze`, `unfreeze`,
+    `alive` and `clock` are injected for tests; each `listeners` entry is called with a
+    collection's seconds, unreachable objects, alive blocks and whether it was whole.
     """
 
-    def __init__(self, floor: int = COLLECT_FLOOR,
+    def __init__(self, floor: int = COLLECT_FLOOR, whole_growth: int = WHOLE_GROWTH,
+                 whole_every: float = WHOLE_SECONDS,
                  count: Callable[[], int] = lambda: gc.get_count()[0],
                  collect: Callable[[], int] = gc.collect,
-                 alive: Callable[[], int] = sys.getallocatedblocks) -> None:
+                 freeze: Callable[[], None] = gc.freeze,
+                 unfreeze: Callable[[], None] = gc.unfreeze,
+                 alive: Callable[[], int] = sys.getallocatedblocks,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.floor = floor
-        self.budget = floor
+        self.whole_growth = whole_growth
+        self.whole_every = whole_every
         self.collections = 0
-        self.listeners: list[Callable[[float, int, int], None]] = []
-        self._count, self._collect, self._alive = count, collect, alive
+        self.whole_collections = 0
+        self.listeners: list[Callable[[float, int, int, bool], None]] = []
+        self._count, self._collect, self._alive, self._clock = count, collect, alive, clock
+        self._freeze, self._unfreeze = freeze, unfreeze
+        # the last whole collection: what it left alive, and when
+        self._whole_alive = alive()
+        self._whole_at = clock()
 
     def check(self) -> bool:
-        """Collect if the budget is spent; whether it did."""
+        """Collect what is new if it grew by `floor` (everything if a whole collection is
+        due), then freeze what is left; whether it collected."""
         grown = self._count()
-        if grown < self.budget:
+        now = self._clock()
+        whole = (now - self._whole_at >= self.whole_every
+                 and self._alive() >= self.whole_growth * self._whole_alive)
+        if not whole and grown < self.floor:
+            self._freeze()
             return False
         started = time.perf_counter()
+        if whole:
+            self._unfreeze()
         unreachable = self._collect()
+        self._freeze()
         seconds = time.perf_counter() - started
         alive = self._alive()
-        if 2 * unreachable >= grown:
-            self.budget = max(self.floor, alive // 4)
-        else:
-            self.budget = max(self.floor, min(2 * self.budget, alive))
         self.collections += 1
-        log.info("garbage collected", extra={"seconds": round(seconds, 4),
+        if whole:
+            self.whole_collections += 1
+            self._whole_alive, self._whole_at = alive, now
+        log.info("garbage collected", extra={"seconds": round(seconds, 4), "new": grown,
                                              "unreachable": unreachable, "blocks": alive,
-                                             "next_after": self.budget})
+                                             "whole": whole})
         for listener in self.listeners:
-            listener(seconds, unreachable, alive)
+            listener(seconds, unreachable, alive, whole)
         return True
 
 
@@ -112,19 +141,22 @@ def _watch(collector: Collector, every: float) -> None:
             collector.check()
 
 
-def quiet_gc(floor: int = COLLECT_FLOOR, every: float = CHECK_SECONDS) -> Collector:
+def quiet_gc(floor: int = COLLECT_FLOOR, every: float = CHECK_SECONDS,
+             whole_every: float = WHOLE_SECONDS) -> Collector:
     """Keep the cyclic garbage collector out of the way of live play.
 
-    What is loaded so far (modules, templates, restored tables) is moved out of the collector's
-    sight (`gc.freeze`), and the automatic collections are replaced by a `Collector` that a
-    thread of this process consults every `every` seconds (a thread: the bot clients and the
-    relay benchmark call this outside any event loop). Calling it again starts afresh.
+    What is loaded so far (modules, templates, restored tables) is collected once and moved out
+    of the collector's sight (`gc.freeze`), and the automatic collections are replaced by a
+    `Collector` that a thread of this process consults every `every` seconds (a thread: the bot
+    clients and the relay benchmark call this outside any event loop). Calling it again starts
+    afresh. `floor` and `whole_every` are the `Collector`'s.
     """
     global _collector
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
     gc.disable()
-    collector = Collector(floor)
+    collector = Collector(floor, whole_every=whole_every)
     with _collector_lock:
         _collector = collector
     threading.Thread(target=_watch, args=(collector, every), name="barajamos-gc",

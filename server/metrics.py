@@ -96,8 +96,9 @@ class Metrics:
             "barajamos_http_requests", "HTTP requests", ["route", "status"], registry=r
         )
         self.gc_seconds = Histogram(
-            "barajamos_gc_seconds", "Full garbage collections (`server.loops.Collector`): the"
-            " whole process waits for each", buckets=PAUSE_BUCKETS, registry=r,
+            "barajamos_gc_seconds", "Garbage collections (`server.loops.Collector`): the whole"
+            " process waits for each; kind: young (what was made since the last one) or whole",
+            ["kind"], buckets=PAUSE_BUCKETS, registry=r,
         )
 
     def count_action(self, variant: str, kind: str) -> None:

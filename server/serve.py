@@ -63,9 +63,11 @@ async def _quiet_gc(app: web.Application) -> AsyncIterator[None]:
 
 
 def time_pauses(collector: Collector, metrics: Metrics) -> None:
-    """Each of the collector's collections goes into `barajamos_gc_seconds`."""
-    pauses = metrics.gc_seconds
-    collector.listeners.append(lambda seconds, _unreachable, _blocks: pauses.observe(seconds))
+    """Each of the collector's collections goes into `barajamos_gc_seconds`, by kind."""
+    young, whole = metrics.gc_seconds.labels("young"), metrics.gc_seconds.labels("whole")
+    collector.listeners.append(
+        lambda seconds, _unreachable, _blocks, is_whole: (whole if is_whole else young)
+        .observe(seconds))
 
 
 def build_app(config: Config) -> web.Application:

@@ -20,6 +20,7 @@ from server.app import METRICS
 from server.bench_load import (
     WorkerPlan,
     WorkerResult,
+    _longest,
     _worker_main,
     histogram_quantile,
     main,
@@ -130,6 +131,25 @@ def test_histogram_quantiles_between_two_scrapes() -> None:
     beyond, count = histogram_quantile(0.99, after.lateness,
                                        parse_metrics(metrics.render().decode()).lateness)
     assert count == 1 and math.isinf(beyond or 0.0)
+
+
+def test_garbage_collections_between_two_scrapes() -> None:
+    """Both kinds of collection are counted and summed, the whole ones apart, and the report
+    says how long the longest was at most."""
+    metrics = Metrics()
+    metrics.gc_seconds.labels("young").observe(0.3)  # before the window
+    before = parse_metrics(metrics.render().decode())
+    metrics.gc_seconds.labels("young").observe(0.004)
+    metrics.gc_seconds.labels("young").observe(0.02)
+    metrics.gc_seconds.labels("whole").observe(0.2)
+    after = parse_metrics(metrics.render().decode())
+    assert after.gc_count - before.gc_count == 3 and after.gc_whole - before.gc_whole == 1
+    assert after.gc_sum - before.gc_sum == pytest.approx(0.224)
+    assert _longest(before.gc_pauses, after.gc_pauses) == "; each at most 250 ms"
+    assert _longest(after.gc_pauses, after.gc_pauses) == ""  # none in the window
+    metrics.gc_seconds.labels("whole").observe(12.0)  # past the last bucket
+    beyond = parse_metrics(metrics.render().decode())
+    assert _longest(after.gc_pauses, beyond.gc_pauses) == "; the longest over 10000 ms"
 
 
 @pytest.mark.parametrize("argv", [

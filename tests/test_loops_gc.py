@@ -1,5 +1,5 @@
-"""`server.loops.quiet_gc`: the collector runs when the heap has grown, not on CPython's
-thresholds."""
+"""`server.loops.quiet_gc`: the collector walks what is new once enough of it is alive, not on
+CPython's thresholds, and everything (the frozen objects too) only seldom."""
 
 from __future__ import annotations
 
@@ -15,70 +15,81 @@ from server.serve import time_pauses
 
 
 class _Heap:
-    """A fake process heap: net new tracked objects, what a collection finds unreachable and
-    what it leaves alive."""
+    """A fake process heap: net new tracked objects since the last freeze, what a collection
+    finds unreachable, what is alive (in memory blocks), and what each check did."""
 
     def __init__(self, alive: int) -> None:
         self.new = 0
         self.alive = alive
         self.garbage = 0
-        self.collections = 0
+        self.frozen = True  # as quiet_gc leaves the process
+        self.done: list[str] = []  # "young" (a walk of the new objects), "whole", "froze"
+        self.now = 0.0
 
     def collect(self) -> int:
-        self.collections += 1
-        self.new = 0
+        self.done.append("young" if self.frozen else "whole")
         found, self.garbage = self.garbage, 0
         return found
 
+    def freeze(self) -> None:
+        self.frozen, self.new = True, 0  # gc.freeze() sets the young count to 0
+        self.done.append("froze")
 
-def _collector(heap: _Heap, floor: int) -> Collector:
-    return Collector(floor, count=lambda: heap.new, collect=heap.collect,
-                     alive=lambda: heap.alive)
+    def unfreeze(self) -> None:
+        self.frozen = False
 
 
-def test_it_collects_only_once_the_budget_is_spent() -> None:
+def _collector(heap: _Heap, floor: int, whole_growth: int = 2,
+               whole_every: float = 600.0) -> Collector:
+    return Collector(floor, whole_growth, whole_every, count=lambda: heap.new,
+                     collect=heap.collect, freeze=heap.freeze, unfreeze=heap.unfreeze,
+                     alive=lambda: heap.alive, clock=lambda: heap.now)
+
+
+def test_a_quiet_second_is_frozen_without_a_walk() -> None:
     heap = _Heap(alive=1_000_000)
     collector = _collector(heap, floor=1_000)
     heap.new = 999
-    assert not collector.check() and heap.collections == 0
-    heap.new = 1_000
-    assert collector.check() and heap.collections == 1
-    assert not collector.check() and heap.collections == 1  # nothing new since
-    assert collector.collections == 1
+    assert not collector.check()
+    assert heap.done == ["froze"] and heap.new == 0
+    assert not collector.check() and heap.done == ["froze", "froze"]
+    assert collector.collections == 0
 
 
-def test_a_filling_heap_doubles_the_budget_up_to_what_is_alive() -> None:
-    heap = _Heap(alive=3_000)
+def test_a_second_that_grew_by_the_floor_is_walked_then_frozen() -> None:
+    heap = _Heap(alive=1_000_000)
     collector = _collector(heap, floor=1_000)
-    heap.new, heap.garbage = 1_000, 10  # the growth was live objects
+    heap.new, heap.garbage = 1_000, 300
     assert collector.check()
-    assert collector.budget == 2_000
-    heap.new, heap.alive = 2_000, 5_000
-    assert collector.check()
-    assert collector.budget == 4_000
-    heap.new, heap.alive = 4_000, 6_000
-    assert collector.check()
-    assert collector.budget == 6_000  # never more than the live objects
-    heap.new = 5_999
-    assert not collector.check() and heap.collections == 3
+    assert heap.done == ["young", "froze"]  # the frozen objects left out of the walk
+    heap.new = 10
+    assert not collector.check() and heap.done[-1] == "froze"
+    assert collector.collections == 1 and collector.whole_collections == 0
 
 
-def test_a_heap_of_garbage_budgets_a_quarter_of_what_is_alive() -> None:
-    heap = _Heap(alive=400_000)
+def test_a_whole_collection_needs_the_heap_doubled_and_ten_minutes() -> None:
+    heap = _Heap(alive=100_000)
     collector = _collector(heap, floor=1_000)
-    heap.new, heap.garbage = 1_000, 500  # half of the growth was garbage
-    assert collector.check()
-    assert collector.budget == 100_000  # CPython's rule for its oldest generation
-    heap.new, heap.garbage, heap.alive = 100_000, 90_000, 2_000
-    assert collector.check()
-    assert collector.budget == 1_000  # never under the floor
+    heap.alive, heap.now = 200_000, 599.0  # doubled, too soon
+    assert not collector.check() and heap.done == ["froze"]
+    heap.alive, heap.now = 199_999, 600.0  # late enough, not doubled
+    assert not collector.check() and heap.done[-1] == "froze"
+    heap.alive, heap.garbage = 200_000, 5_000  # due, even with nothing new this second
+    assert collector.check() and heap.done[-2:] == ["whole", "froze"]
+    assert heap.frozen  # what it left is frozen again
+    assert collector.whole_collections == 1 and collector.collections == 1
+    # the next whole one is measured from this one: what it left (200,000), and when (600 s)
+    heap.alive, heap.now = 400_000, 1_199.0
+    assert not collector.check() and heap.done[-1] == "froze"
+    heap.now = 1_200.0
+    assert collector.check() and heap.done[-2:] == ["whole", "froze"]
 
 
 def test_each_collection_is_logged_and_told_to_listeners(
         caplog: pytest.LogCaptureFixture) -> None:
     heap = _Heap(alive=40_000)
     collector = _collector(heap, floor=10)
-    heard: list[tuple[float, int, int]] = []
+    heard: list[tuple[float, int, int, bool]] = []
     collector.listeners.append(lambda *args: heard.append(args))
     heap.new, heap.garbage = 10, 7
     with caplog.at_level("INFO", logger="barajamos.gc"):
@@ -86,26 +97,31 @@ def test_each_collection_is_logged_and_told_to_listeners(
     (record,) = [r for r in caplog.records if r.name == "barajamos.gc"]
     assert record.getMessage() == "garbage collected"
     assert record.__dict__["unreachable"] == 7 and record.__dict__["blocks"] == 40_000
-    assert record.__dict__["next_after"] == 10_000 and record.__dict__["seconds"] >= 0
-    ((seconds, unreachable, tracked),) = heard
-    assert seconds == record.__dict__["seconds"] or abs(seconds - record.__dict__["seconds"]) < 1e-3
-    assert (unreachable, tracked) == (7, 40_000)
+    assert record.__dict__["whole"] is False and record.__dict__["seconds"] >= 0
+    ((seconds, unreachable, blocks, whole),) = heard
+    assert abs(seconds - record.__dict__["seconds"]) < 1e-3
+    assert (unreachable, blocks, whole) == (7, 40_000, False)
 
 
-def test_the_house_times_each_collection_in_its_metrics() -> None:
+def test_the_house_times_each_collection_by_kind_in_its_metrics() -> None:
     heap = _Heap(alive=10)
     collector = _collector(heap, floor=10)
     metrics = Metrics()
     time_pauses(collector, metrics)
-    assert b"barajamos_gc_seconds_count 0.0" in metrics.render()
     heap.new = 10
     assert collector.check()
-    assert b"barajamos_gc_seconds_count 1.0" in metrics.render()
+    text = metrics.render()
+    assert b'barajamos_gc_seconds_count{kind="young"} 1.0' in text
+    assert b'barajamos_gc_seconds_count{kind="whole"} 0.0' in text
+    heap.alive, heap.now = 20, 600.0
+    assert collector.check()
+    assert b'barajamos_gc_seconds_count{kind="whole"} 1.0' in metrics.render()
 
 
-def test_a_quiet_process_still_frees_its_cyclic_garbage() -> None:
-    """In a process of its own (it turns the automatic collector off for good): cycles made
-    after `quiet_gc` are freed by its thread once they pass the budget, and not before."""
+def test_a_quiet_process_frees_a_burst_of_cyclic_garbage() -> None:
+    """In a process of its own (it turns the automatic collector off for good): a few cycles
+    made between two checks are frozen, not walked; a burst of them, the floor's worth between
+    two checks, is walked and freed by the collector's thread."""
     script = textwrap.dedent("""
         import gc, time, weakref
         from server.loops import quiet_gc
@@ -113,28 +129,69 @@ def test_a_quiet_process_still_frees_its_cyclic_garbage() -> None:
         class Node:
             pass
 
-        collector = quiet_gc(floor=20_000, every=0.02)
+        collector = quiet_gc(floor=20_000, every=0.2)
         assert not gc.isenabled()
         freed = []
 
-        def cycles(n):
+        def cycles(n, name):
             for _ in range(n):
                 a, b = Node(), Node()
                 a.other, b.other = b, a
-                weakref.finalize(a, freed.append, 1)
+                weakref.finalize(a, freed.append, name)
 
-        cycles(100)
-        time.sleep(0.3)
-        assert not freed and collector.collections == 0, "collected under the budget"
-        made = 100
+        cycles(100, "few")
+        time.sleep(0.6)
+        assert not freed and collector.collections == 0, "collected under the floor"
         deadline = time.monotonic() + 20
         while not freed and time.monotonic() < deadline:
-            cycles(1_000)
-            made += 1_000
-            time.sleep(0.05)
+            cycles(10_000, "burst")  # 30,000 tracked objects and more, in a few milliseconds
+            time.sleep(0.3)
         assert collector.collections >= 1 and not gc.isenabled()
-        assert len(freed) >= 100, (len(freed), made)  # the first ones too
-        assert made <= 40_100, made  # within the budget's reach, not by chance much later
+        # (a check may fall inside a burst and freeze the part made before it)
+        assert len(freed) >= 5_000 and set(freed) == {"burst"}, (len(freed), set(freed))
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_a_cycle_that_outlived_a_collection_waits_for_a_whole_one() -> None:
+    """With the real collector, in a process of its own: a young collection frees the cycles
+    made since the last one, and leaves a cycle frozen by an earlier one to a whole one."""
+    script = textwrap.dedent("""
+        import gc, weakref
+        from server.loops import Collector
+
+        class Node:
+            pass
+
+        freed = []
+
+        def cycle(name):
+            a, b = Node(), Node()
+            a.other, b.other = b, a
+            weakref.finalize(a, freed.append, name)
+            return a
+
+        gc.disable()
+        gc.collect()
+        gc.freeze()
+        collector = Collector(floor=1_000, whole_every=3600.0)
+        old = cycle("old")
+        keep = [Node() for _ in range(1_000)]
+        assert collector.check() and freed == []  # `old` is alive: frozen with the rest
+        del old, keep
+        for _ in range(1_000):
+            cycle("young")
+        assert collector.check() and collector.whole_collections == 0
+        assert "young" in freed and "old" not in freed, freed[-3:]
+        collector.whole_growth, collector.whole_every = 1, 0.0  # due now
+        for _ in range(1_000):
+            cycle("young")
+        assert collector.check() and collector.whole_collections == 1
+        assert "old" in freed
         print("ok")
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
