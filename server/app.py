@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import asyncpg
 from aiohttp import WSCloseCode, web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_urldispatcher import MatchInfoError
 
 from server import accounts
 from server.accounts import AccountError, PasswordCost, User
@@ -608,12 +609,28 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
             raise  # an answer is already under way: aiohttp deals with it
         return _answer(exc)
     finally:
-        route = request.match_info.route.name or "unmatched"
+        match_info = request.match_info
+        route = match_info.route.name or "unmatched"
         request.app[METRICS].http_requests.labels(route, str(status)).inc()
+        if isinstance(match_info, MatchInfoError):
+            _let_go(match_info)
         if request.path not in ("/metrics", "/health"):
             log.info("request", extra={"method": request.method, "path": request.path,
                                        "status": status,
                                        "ms": round((time.perf_counter() - started) * 1000, 2)})
+
+
+def _let_go(match_info: MatchInfoError) -> None:
+    """aiohttp's route for a path or method it has no route for (the 404 or 405 of its router)
+    keeps its own handler, a bound method of itself, and the refusal it raised keeps the frame
+    that raised it, which holds the route: two reference cycles per such request, a dozen
+    objects that reference counting would never free, and which the house's collector, once
+    they are frozen, would keep until its next whole collection (`server.loops.Collector`).
+    Anyone can send such requests by the thousand: they are let go here, once answered."""
+    match_info.http_exception.__traceback__ = None
+    route = match_info.route
+    if hasattr(route, "_handler"):  # aiohttp 3.14's AbstractRoute
+        route._handler = None  # type: ignore[assignment]
 
 
 # --- routes -----------------------------------------------------------------------------------
