@@ -501,7 +501,7 @@ CLIENT_COLLECT_FLOOR = 2_000_000
 def _seated(queue: Any, index: int, tables: int) -> None:
     """A client process has seated its tables: what it loaded stays (`quiet_gc`), then it says
     so."""
-    quiet_gc(floor=CLIENT_COLLECT_FLOOR, whole_every=math.inf)
+    quiet_gc(floor=CLIENT_COLLECT_FLOOR, whole=False)
     queue.put(("ready", index, tables))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import math
 import sys
 import threading
 import time
@@ -23,9 +24,11 @@ log = logging.getLogger("barajamos.gc")
 # net new tracked objects since the last check (a second) that make the next check collect
 COLLECT_FLOOR = 10_000
 # a whole collection (the frozen objects too) once the allocated memory blocks have grown this
-# many times over since the last whole one, and never sooner than this many seconds after it
+# many times over since the last whole one, and never sooner than this many seconds after it;
+# or, however soon, once they have grown WHOLE_AT_ONCE times over
 WHOLE_GROWTH = 2
 WHOLE_SECONDS = 600.0
+WHOLE_AT_ONCE = 4
 CHECK_SECONDS = 1.0
 
 
@@ -80,7 +83,7 @@ class Collector:
     """
 
     def __init__(self, floor: int = COLLECT_FLOOR, whole_growth: int = WHOLE_GROWTH,
-                 whole_every: float = WHOLE_SECONDS,
+                 whole_every: float = WHOLE_SECONDS, whole_at_once: float = WHOLE_AT_ONCE,
                  count: Callable[[], int] = lambda: gc.get_count()[0],
                  collect: Callable[[], int] = gc.collect,
                  freeze: Callable[[], None] = gc.freeze,
@@ -90,6 +93,7 @@ class Collector:
         self.floor = floor
         self.whole_growth = whole_growth
         self.whole_every = whole_every
+        self.whole_at_once = whole_at_once
         self.collections = 0
         self.whole_collections = 0
         self.listeners: list[Callable[[float, int, int, bool], None]] = []
@@ -102,11 +106,12 @@ class Collector:
     def check(self) -> bool:
         """Collect what is new if it grew by `floor` (everything if a whole collection is
         due), then freeze what is left; whether it collected."""
-        grown = self._count()
+        new = self._count()
         now = self._clock()
-        whole = (now - self._whole_at >= self.whole_every
-                 and self._alive() >= self.whole_growth * self._whole_alive)
-        if not whole and grown < self.floor:
+        grown = self._alive() / max(1, self._whole_alive)  # since the last whole collection
+        whole = grown >= self.whole_at_once or (
+            grown >= self.whole_growth and now - self._whole_at >= self.whole_every)
+        if not whole and new < self.floor:
             self._freeze()
             return False
         started = time.perf_counter()
@@ -120,7 +125,7 @@ class Collector:
         if whole:
             self.whole_collections += 1
             self._whole_alive, self._whole_at = alive, now
-        log.info("garbage collected", extra={"seconds": round(seconds, 4), "new": grown,
+        log.info("garbage collected", extra={"seconds": round(seconds, 4), "new": new,
                                              "unreachable": unreachable, "blocks": alive,
                                              "whole": whole})
         for listener in self.listeners:
@@ -142,21 +147,23 @@ def _watch(collector: Collector, every: float) -> None:
 
 
 def quiet_gc(floor: int = COLLECT_FLOOR, every: float = CHECK_SECONDS,
-             whole_every: float = WHOLE_SECONDS) -> Collector:
+             whole: bool = True) -> Collector:
     """Keep the cyclic garbage collector out of the way of live play.
 
     What is loaded so far (modules, templates, restored tables) is collected once and moved out
     of the collector's sight (`gc.freeze`), and the automatic collections are replaced by a
     `Collector` that a thread of this process consults every `every` seconds (a thread: the bot
     clients and the relay benchmark call this outside any event loop). Calling it again starts
-    afresh. `floor` and `whole_every` are the `Collector`'s.
+    afresh. `floor` is the `Collector`'s; with `whole` false it never walks what it froze (a
+    process that lives minutes: the load benchmark's clients).
     """
     global _collector
     gc.unfreeze()
     gc.collect()
     gc.freeze()
     gc.disable()
-    collector = Collector(floor, whole_every=whole_every)
+    collector = (Collector(floor) if whole
+                 else Collector(floor, whole_every=math.inf, whole_at_once=math.inf))
     with _collector_lock:
         _collector = collector
     threading.Thread(target=_watch, args=(collector, every), name="barajamos-gc",

@@ -41,7 +41,7 @@ class _Heap:
 
 def _collector(heap: _Heap, floor: int, whole_growth: int = 2,
                whole_every: float = 600.0) -> Collector:
-    return Collector(floor, whole_growth, whole_every, count=lambda: heap.new,
+    return Collector(floor, whole_growth, whole_every, 4, count=lambda: heap.new,
                      collect=heap.collect, freeze=heap.freeze, unfreeze=heap.unfreeze,
                      alive=lambda: heap.alive, clock=lambda: heap.now)
 
@@ -83,6 +83,19 @@ def test_a_whole_collection_needs_the_heap_doubled_and_ten_minutes() -> None:
     assert not collector.check() and heap.done[-1] == "froze"
     heap.now = 1_200.0
     assert collector.check() and heap.done[-2:] == ["whole", "froze"]
+
+
+def test_a_heap_grown_four_times_over_is_walked_whole_at_once() -> None:
+    """A leak faster than a house fills up is not left ten minutes."""
+    heap = _Heap(alive=100_000)
+    collector = _collector(heap, floor=1_000)
+    heap.alive, heap.now = 399_999, 1.0
+    assert not collector.check() and heap.done == ["froze"]
+    heap.alive, heap.garbage = 400_000, 250_000
+    assert collector.check() and heap.done[-2:] == ["whole", "froze"]
+    heap.alive = 150_000  # what it left
+    heap.now = 2.0
+    assert not collector.check()
 
 
 def test_each_collection_is_logged_and_told_to_listeners(
