@@ -223,6 +223,17 @@ def _duration_pt(seconds: float) -> str:
     return f"{secs} s"
 
 
+def _pause_pt(seconds: float) -> str:
+    """A pause of the ladder (15 min doubling up to 24 h) as it is said: "15 min", "2 h"; what
+    a player's page and the audit log both say."""
+    whole = round(seconds)
+    if whole and whole % 3600 == 0:
+        return f"{whole // 3600} h"
+    if whole and whole % 60 == 0:
+        return f"{whole // 60} min"
+    return _duration_pt(seconds)
+
+
 def _int(value: object, what: str, default: int | None = None) -> int | None:
     if value is None or value == "":
         return default
@@ -1305,19 +1316,10 @@ def _me_context(standing: Mapping[str, Any]) -> dict[str, Any]:
     def short(text: str) -> Markup:
         return local_time(datetime.fromisoformat(text), "short")
 
-    def pause_pt(seconds: float) -> str:
-        """A pause of the ladder (15 min doubling up to 24 h) as it is said: "15 min", "2 h"."""
-        whole = round(seconds)
-        if whole and whole % 3600 == 0:
-            return f"{whole // 3600} h"
-        if whole and whole % 60 == 0:
-            return f"{whole // 60} min"
-        return _duration_pt(seconds)
-
     return {
         "standing": standing, "variants": {v.value: name for v, name in VARIANT_PT.items()},
         "statuses": {s.value: name for s, name in STATUS_PT.items()},
-        "when": iso, "short": short, "duration": pause_pt,
+        "when": iso, "short": short, "duration": _pause_pt,
         "pause": _duration_pt(standing["pause_remaining_s"]),
         # the live house's rule at ranked and arena tables (RULES.md, Clocks)
         "automatic_limit": abandon_limit(TableKind.RANKED),
@@ -1621,7 +1623,7 @@ def _audit_effects(entry: review.AuditEntry) -> str:
             parts.append(f"{detail['strikes']}º abandono em 7 dias")
         pause = detail.get("pause_s")
         if isinstance(pause, int | float) and pause > 0:
-            parts.append(f"suspensão de {_duration_pt(pause)}")
+            parts.append(f"suspensão de {_pause_pt(pause)}")
         for reason in detail.get("exempt_reasons") or []:
             parts.append("isento: " + EXEMPT_PT.get(str(reason), str(reason)))
         return "; ".join(p for p in parts if p)
