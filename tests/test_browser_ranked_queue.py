@@ -277,6 +277,11 @@ async def test_an_invitation_can_be_declined_and_a_duo_partner_leaving_is_said(
     await signup(gil, live, "gil_no")
     await gil.goto(live.url("/ranked"))
     await join_queue(ana, live, seats=4, partner="gil_no")
+    # an inviter is in no queue yet: her button cancels the invitation; and she is asked to
+    # keep the page open while she waits
+    await expect(ana.get_by_role("button", name="Cancelar o convite")).to_be_visible()
+    await expect(ana.locator("#queue-keep-open")).to_contain_text(
+        "Deixe esta página aberta enquanto espera")
     # gil declines at his page's next poll; ana's page says so without her doing anything
     await gil.get_by_role("button", name="Recusar o convite de ana_no").click()
     await expect(gil.locator("#queue-invitations")).to_be_hidden()
@@ -292,3 +297,39 @@ async def test_an_invitation_can_be_declined_and_a_duo_partner_leaving_is_said(
     await expect(gil.locator("#queue-state")).to_have_attribute("data-state", "idle")
     await expect(gil.locator("#queue-news")).to_contain_text(
         "ana_no, da sua dupla, saiu da fila ranqueada, e a dupla saiu junto")
+
+
+async def test_the_queue_page_of_a_player_in_an_arena_follows_the_arena_table(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """A player in an arena who looks at /ranked is out of the queue: the page says where they
+    are instead of offering the queue (which would refuse them), and goes to the arena table
+    formed for them, whose clock runs from the start (a player's review: /ranked said "Fora da
+    fila" and the clock played for her until she had abandoned). A player watching /arena
+    without being in it sees the arena's moment refresh too."""
+    live = live_server
+    service = live.app[RANKED]
+    now = service.clock.now()
+    event = await service.create_arena(Variant.PAULISTA, 2, now, now + 3600)
+    ana, bia, caio = [await new_page(browser, live) for _ in range(3)]
+    for page, name in ((ana, "ana_away"), (bia, "bia_away"), (caio, "caio_away")):
+        await signup(page, live, name)
+    await ana.goto(live.url("/arena"))
+    await ana.get_by_role("button", name="Entrar na arena").click()
+    await expect(ana.get_by_role("button", name="Sair da arena")).to_be_visible()
+    await ana.goto(live.url("/ranked"))
+    await expect(ana.locator("#queue-state")).to_contain_text(
+        "Você está na arena (Paulista 1x1)")
+    await expect(ana.get_by_role("button", name="Entrar na fila")).to_have_count(0)
+    await expect(ana.get_by_role("link", name="Ir para a página da arena")).to_be_visible()
+    await caio.goto(live.url("/arena"))
+    now_line = caio.locator(f"#arena-{event.id}-now")
+    await expect(now_line).to_have_text("Agora: 1 jogador esperando mesa, 0 mesas em jogo.")
+    await caio.evaluate("() => { window.notReloaded = true; }")
+    await bia.goto(live.url("/arena"))
+    await bia.get_by_role("button", name="Entrar na arena").click()
+    await bia.wait_for_url(TABLE_URL)
+    await ana.wait_for_url(TABLE_URL)  # from /ranked, by itself
+    assert ana.url == bia.url
+    await expect(now_line).to_have_text("Agora: 0 jogadores esperando mesa, 1 mesa em jogo.")
+    assert await caio.evaluate("() => window.notReloaded === true")

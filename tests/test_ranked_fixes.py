@@ -267,11 +267,12 @@ def _arena_page(where: House, **context: object) -> str:
     arena = {"id": "arena-1", "variant": "paulista", "seats": 2, "state": "running",
              "joined": False, "table": None, "starts": "", "ends": "", "podium": [],
              "standings": [{"rank": 1, "player": "ana", "points": 8, "wins": 3, "games": 3,
-                            "on_fire": True}]}
+                            "on_fire": True}],
+             "now_text": "Agora: 1 jogador esperando mesa, 0 mesas em jogo.", "left": False}
     values: dict[str, object] = {
         "user": None, "csrf": "x", "path": "/arena", "error": None, "arenas": [arena],
         "variants": {"paulista": "Paulista"}, "my_table": None, "following": False,
-        "refresh": 3}
+        "watching": True, "refresh": 3}
     values.update(context)
     return where.app[JINJA].get_template("ranked/arena.html").render(**values)
 

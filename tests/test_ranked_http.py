@@ -1228,17 +1228,40 @@ async def test_the_arena_page_shows_and_follows_the_players_table(staffed: House
     assert 'data-follow="yes"' in page and 'data-table=""' in page
     assert '<noscript><meta http-equiv="refresh" content="3"></noscript>' in page
     assert 'id="standings-' + arena + '"' in page
-    # caio is not in it: nothing to follow
-    assert 'data-follow="no"' in await (await caio.get("/arena")).text()
+    # caio is not in it: with script his page follows the arena (its standings, its moment),
+    # without script it does not reload itself
+    watching = await (await caio.get("/arena")).text()
+    assert 'data-follow="yes"' in watching and "<noscript><meta http-equiv" not in watching
+    assert "Agora: 2 jogadores esperando mesa, 0 mesas em jogo." in watching
+    assert "Você está esperando a próxima mesa (2 jogadores esperando mesa agora" in page
     await staffed.clock.advance(1)
     table = f"{1:016x}"
     for player, mine in ((ana, table), (bia, table), (caio, None)):
         [event] = (await player.json("/api/ranked/arenas"))["arenas"]
         assert event["table"] == mine and event["joined"] is (mine is not None)
+        assert (event["waiting"], event["playing"], event["left"]) == (0, 1, False)
+        assert event["now_text"] == "Agora: 0 jogadores esperando mesa, 1 mesa em jogo."
     page = await (await ana.get("/arena")).text()
     assert "<title>(Partida encontrada) Arena · Barajamos</title>" in page
     assert f'<a class="button" href="/t/{table}">Ir para a mesa</a>' in page
     assert f'data-table="{table}"' in page
+    # /ranked: out of the queue because of the arena, which it says, and follows its table
+    queue = (await ana.json("/api/ranked/queue"))["queue"]
+    assert queue["state"] == "idle"
+    assert queue["arena"] == {"id": arena, "name": "Paulista 1x1", "table": table}
+    assert queue["message"].startswith("Sua partida da arena (Paulista 1x1) começou")
+    ranked = await (await ana.get("/ranked")).text()
+    assert f'data-arena="yes" data-arena-table="{table}"' in ranked
+    assert f'href="/t/{table}">Ir para a mesa da arena</a>' in ranked
+    assert "Entrar na fila</button>" not in ranked and "Você está numa arena" in ranked
+    assert (await caio.json("/api/ranked/queue"))["queue"]["arena"] is None
+    # an entrant who left is told they are no longer paired, and how to come back
+    assert (await caio.post(f"/arena/{arena}/join", form={})).status == 303
+    assert (await caio.post(f"/arena/{arena}/leave", form={})).status == 303
+    [event] = (await caio.json("/api/ranked/arenas"))["arenas"]
+    assert event["left"] is True and event["joined"] is False
+    assert "Você não está mais sendo emparelhado nesta arena" in await (
+        await caio.get("/arena")).text()
 
 
 # --- with the live house ----------------------------------------------------------------------

@@ -343,9 +343,18 @@ def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float,
              else "upcoming" if now < arena.starts_at else "ending")
     entrant = None if user is None else arena.entrant(user)
     numbers = {t.id for t in arena.tables if user in t.players}
+    waiting = sum(1 for e in arena.entrants if e.active and not e.busy)
     return {
-        # the asking player: still paired in this arena, and the live table they play at now
+        # the asking player: still paired in this arena, and the live table they play at now;
+        # `left`: entered once and no longer paired (left it, abandoned a table, or never came
+        # to one): joining again brings them back
         "joined": entrant is not None and entrant.active,
+        "left": entrant is not None and not entrant.active,
+        # players waiting to be paired, and tables in play, and that said to the asking player
+        "waiting": waiting, "playing": len(event.tables),
+        "now_text": _arena_now_pt(state, waiting, len(event.tables),
+                                  entrant is not None and entrant.active,
+                                  entrant is not None and entrant.busy),
         "table": next((live for live, number in event.tables.items() if number in numbers),
                       None),
         "id": event.id, "variant": event.variant.value, "seats": arena.seats, "state": state,
@@ -358,6 +367,38 @@ def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float,
         ],
         "podium": [names.get(s.player) for s in arena.podium],
     }
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _arena_now_pt(state: str, waiting: int, playing: int, joined: bool, busy: bool) -> str:
+    """What is going on in an arena now, as its page says it to a player."""
+    tables = _plural(playing, "mesa em jogo", "mesas em jogo")
+    free = _plural(waiting, "jogador esperando mesa", "jogadores esperando mesa")
+    if state == "upcoming":
+        entered = _plural(waiting, "inscrito", "inscritos")
+        return (f"Ainda não começou: {entered}. As mesas se formam no começo."
+                + (" Você está inscrito: a sua primeira mesa abre sozinha." if joined else ""))
+    if joined and not busy:
+        return (f"Você está esperando a próxima mesa ({free} agora, você inclusive; "
+                f"{tables}): ela abre sozinha nesta página.")
+    return f"Agora: {free}, {tables}."
+
+
+def _arena_place(service: RankedService, user: int) -> dict[str, Any] | None:
+    """The arena this player is in for the ranked service (`RankedService._in_arena`: one
+    still pairing them, or one they sit at a table of), and that live table if any."""
+    for event in service.arenas.values():
+        entrant = event.arena.entrant(user)
+        if entrant is None or not (entrant.busy or (entrant.active and not event.arena.closed)):
+            continue
+        numbers = {t.id for t in event.arena.tables if user in t.players}
+        return {"id": event.id, "name": _queue_name(event.variant, event.arena.seats),
+                "table": next((live for live, number in event.tables.items()
+                               if number in numbers), None)}
+    return None
 
 
 # --- what the pages and the API share ----------------------------------------------------------
@@ -407,9 +448,17 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
               ).total_seconds()
     message = (PAIRED_OPENING_PT if status.state is QueueState.PAIRED
                and service.launcher is not None else STATE_PT[status.state])
+    arena = _arena_place(service, user.id) if status.state is QueueState.IDLE else None
     if status.state is QueueState.IDLE and paused > 0:
         message = ("Você está suspenso da fila ranqueada e da arena por abandonos repetidos: "
                    f"faltam {_duration_pt(paused)}.")
+    elif arena is not None:
+        # the queue refuses a player in an arena (`in_arena`): say where they are instead
+        message = (f"Sua partida da arena ({arena['name']}) começou: o relógio da mesa está "
+                   "correndo." if arena["table"] else
+                   f"Você está na arena ({arena['name']}): a próxima partida dela abre "
+                   "sozinha aqui ou na página da arena. Para entrar na fila ranqueada, saia "
+                   "antes da arena.")
     expires = None
     notice = None
     if status.state is QueueState.INVITING:
@@ -426,6 +475,8 @@ async def _queue_view(request: web.Request, user: User) -> dict[str, Any]:
             "message": message, "notice": notice,
             "expires_in_s": None if expires is None else round(expires, 3),
             "pause_remaining_s": round(paused, 3),
+            # the arena that holds this player out of the queue, and its table in play
+            "arena": arena,
             "news": None if news is None else {
                 "kind": news.kind.value, "who": names.get(news.other),
                 "text": _news_pt(news, names.get(news.other, "?"))},
@@ -452,16 +503,16 @@ def _news_pt(news: News, who: str) -> str:
         NewsKind.EXPIRED: (f"Seu convite para {who} jogar em dupla expirou: ficou "
                            f"{round(INVITATION_LIFETIME / 60)} min sem resposta."),
         NewsKind.PARTNER_LEFT: (f"{who}, da sua dupla, saiu da fila ranqueada, e a dupla saiu "
-                                "junto: entre de novo na fila, sozinho ou com outra dupla."),
+                                "junto: entre de novo na fila, sem dupla ou com outra."),
         NewsKind.TABLE_UNDONE: (f"{who} desistiu da mesa que tinha sido formada: você voltou à "
                                 "fila, com o tempo de espera que já tinha."),
         NewsKind.AWAY: (f"Você foi retirado da fila: a página da fila ficou fechada por mais de "
                         f"{minutes} min (a fila precisa dela aberta para saber que você está "
                         "aí)."),
         NewsKind.PARTNER_AWAY: (f"{who}, da sua dupla, fechou a página da fila por mais de "
-                                f"{minutes} min: a dupla saiu da fila. Entre de novo, sozinho "
-                                "ou com outra dupla."),
-        NewsKind.TAKEN: (f"{who} entrou na fila sem você (sozinho ou com outra dupla): o seu "
+                                f"{minutes} min: a dupla saiu da fila. Entre de novo, sem dupla "
+                                "ou com outra."),
+        NewsKind.TAKEN: (f"{who} entrou na fila sem você (sem dupla ou com outra): o seu "
                          "convite foi desfeito."),
         NewsKind.BUSY: ("Você foi retirado da fila: quando a sua mesa ranqueada foi formada, "
                         "você estava jogando em outra mesa (ou não podia mais jogar a "
@@ -472,7 +523,7 @@ def _news_pt(news: News, who: str) -> str:
         NewsKind.PARTNER_COULD_NOT: (f"{who}, da sua dupla, não pôde jogar a mesa que tinha "
                                      "sido formada (jogava em outra mesa, ou não podia mais "
                                      "jogar a ranqueada): a dupla saiu da fila. Entre de novo, "
-                                     "sozinho ou com outra dupla."),
+                                     "sem dupla ou com outra."),
     }[news.kind]
 
 
@@ -1248,8 +1299,9 @@ def _queue_context(view: Mapping[str, Any]) -> dict[str, Any]:
             # the page script polls the queue's state while the player waits (and, less
             # often, while out of the queue: an invitation, the end of a pause); without
             # script a <noscript> reload does it while waiting
-            "waiting": state in WAITING_STATES, "refresh": QUEUE_PAGE_REFRESH,
-            "paused": queue["pause_remaining_s"] > 0}
+            "waiting": state in WAITING_STATES or queue["arena"] is not None,
+            "refresh": QUEUE_PAGE_REFRESH, "paused": queue["pause_remaining_s"] > 0,
+            "presence_minutes": round(QUEUE_PRESENCE / 60)}
 
 
 # the join form's refusals that are about the partner field (shown next to it)
@@ -1382,12 +1434,16 @@ async def arena_page(request: web.Request, *, error: str | None = None,
     table = next((e["table"] for e in data["arenas"] if e["table"]), None)
     following = table is not None or any(e["joined"] and e["state"] != "closed"
                                          for e in data["arenas"])
+    # with script, the page also follows the arenas of anyone watching (their standings, their
+    # start and end) while one has not closed
+    watching = following or any(e["state"] != "closed" for e in data["arenas"])
     # a pause hides the join forms and says how long it lasts, as /ranked does
     paused = (await review.pause_remaining(_pool(request), user.id, _now(request))
               ).total_seconds()
     return render(request, "ranked/arena.html", status=status, error=error,
                   arenas=data["arenas"], variants={v.value: n for v, n in VARIANT_PT.items()},
-                  my_table=table, following=following, refresh=ARENA_PAGE_REFRESH,
+                  my_table=table, following=following, watching=watching,
+                  refresh=ARENA_PAGE_REFRESH,
                   pause=_duration_pt(paused) if paused > 0 else None,
                   form={k: str(v) for k, v in (form or {}).items() if k != "csrf"},
                   form_errors=form_errors or {})

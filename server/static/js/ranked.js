@@ -49,7 +49,7 @@ function setText(node, text) {
 // --- /ranked ----------------------------------------------------------------------------------
 
 function queueShape(queue) {
-  return `${queue.state}:${queue.pause_remaining_s > 0 ? "paused" : "free"}`;
+  return `${queue.state}:${queue.pause_remaining_s > 0 ? "paused" : "free"}:${queue.arena ? "arena" : "-"}`;
 }
 
 function invitationKey(invitation) {
@@ -119,7 +119,8 @@ function formatWaited(seconds) {
 }
 
 function queuePage(root) {
-  const shape = `${root.dataset.state}:${root.dataset.paused === "yes" ? "paused" : "free"}`;
+  const inArena = root.dataset.arena === "yes";
+  const shape = `${root.dataset.state}:${root.dataset.paused === "yes" ? "paused" : "free"}:${inArena ? "arena" : "-"}`;
   const followed = reloadedFollowing();
   const noticeNode = document.getElementById("queue-notice");
   if (root.dataset.state === "seated") {
@@ -127,6 +128,13 @@ function queuePage(root) {
     // at that table yet; back from it, the page only links it
     const table = root.dataset.table;
     if (table && (followed || !openedTable(table))) openTable(table, noticeNode, QUEUE_STARTED);
+    return;
+  }
+  // a player in an arena is out of the queue, but its tables start by themselves: this page
+  // follows them too, as the arena page does (their clocks run from the first second)
+  const arenaTable = root.dataset.arenaTable || null;
+  if (arenaTable && (followed || !openedTable(arenaTable))) {
+    openTable(arenaTable, noticeNode, ARENA_STARTED);
     return;
   }
   const waitMs = Number(root.dataset.pollMs) || 2000;
@@ -151,6 +159,11 @@ function queuePage(root) {
       openTable(queue.table, noticeNode, QUEUE_STARTED);
       return;
     }
+    if (queue.arena?.table && queue.arena.table !== arenaTable) {
+      setText(stateNode, queue.message);
+      openTable(queue.arena.table, noticeNode, ARENA_STARTED);
+      return;
+    }
     if (queueShape(queue) !== shape) {
       // another situation (joined by the partner, back out of the queue, a pause over): its
       // forms differ, so the page is loaded again, once, still following
@@ -167,10 +180,10 @@ function queuePage(root) {
     if (queue.window) setText(document.getElementById("queue-window"), `até ${Math.round(queue.window)} pontos`);
     showInvitations(queue);
     showQueueSizes(data);
-    setTimeout(poll, WAITING.has(queue.state) ? waitMs : IDLE_POLL_MS);
+    setTimeout(poll, WAITING.has(queue.state) || queue.arena ? waitMs : IDLE_POLL_MS);
   }
 
-  setTimeout(poll, WAITING.has(root.dataset.state) ? waitMs : IDLE_POLL_MS);
+  setTimeout(poll, WAITING.has(root.dataset.state) || inArena ? waitMs : IDLE_POLL_MS);
 }
 
 // --- /arena -----------------------------------------------------------------------------------
@@ -232,9 +245,11 @@ function arenaPage(root) {
     for (const arena of shown) {
       const body = document.getElementById(`standings-${arena.id}`);
       if (body) body.replaceChildren(...arena.standings.map(standingRow));
+      setText(document.getElementById(`arena-${arena.id}-now`), arena.now_text);
     }
     if (known && !mine) tableNode.hidden = true; // that table is over; the next one will come
-    if (data.arenas.some((a) => a.joined && a.state !== "closed") || mine) setTimeout(poll, waitMs);
+    // anyone watching follows the arenas until they close: standings, start, end
+    if (data.arenas.some((a) => a.state !== "closed") || mine) setTimeout(poll, waitMs);
   }
 
   setTimeout(poll, waitMs);
