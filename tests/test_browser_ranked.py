@@ -158,6 +158,7 @@ async def test_two_players_queue_play_a_ranked_1v1_and_see_their_standing(
     # (once the finished table is shown: its leave button comes with the same message)
     await expect(pages[0].locator("#leave-finished")).to_be_visible()
     await expect(pages[0].locator("#rematch")).to_be_hidden()
+    await expect(pages[0].locator("#leave-hint")).to_be_hidden()  # no rematch: no seat to keep
 
     await settled_once(live, table_id, 2)
     for page, user, w in zip(pages, await user_ids(live, names), won, strict=True):

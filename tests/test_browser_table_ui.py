@@ -224,6 +224,10 @@ async def test_a_finished_table_can_be_left_and_lobby_buttons_wait(
     leave = over.get_by_role("button", name="Sair da mesa")
     await expect(rematch).to_be_visible()
     await expect(leave).to_be_visible()
+    # the two ways out are told apart where the seat matters, for a rematch
+    await expect(over.locator("#leave-hint")).to_have_text(
+        "“Sair da mesa” libera o seu lugar; “Voltar às mesas” só volta à lista de mesas, e o"
+        " lugar continua seu (para uma revanche).")
     # a double click sends one request; the button waits for its answer
     await page.evaluate(
         "() => { const b = document.getElementById('rematch'); b.click(); b.click(); }"

@@ -1485,6 +1485,8 @@ function render() {
   const leave = $("leave-finished");
   leave.hidden = table.status !== "finished" || state.seat === null || state.seat === undefined;
   leave.disabled = lobbyPending.has("leave");
+  // the two ways out differ only where the seat matters (a rematch): said there
+  $("leave-hint").hidden = leave.hidden || competitive;
 }
 
 /**
