@@ -21,6 +21,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     STEP_TIMEOUT_MS,
     LiveServer,
     browser_fixture,
+    leave_elsewhere,
     live_server_fixture,
     new_page,
     signup,
@@ -333,3 +334,14 @@ async def test_the_queue_page_of_a_player_in_an_arena_follows_the_arena_table(
     assert ana.url == bia.url
     await expect(now_line).to_have_text("Agora: 0 jogadores esperando mesa, 1 mesa em jogo.")
     assert await caio.evaluate("() => window.notReloaded === true")
+    # back on /ranked from that table, ana's page links it (this tab has been there); once it
+    # ends (bia walked away: ana won, and waits in the arena) the page links the arena again
+    table = ana.url.rsplit("/", 1)[1]
+    await ana.goto(live.url("/ranked"))
+    await expect(ana.get_by_role("link", name="Ir para a mesa da arena")).to_have_attribute(
+        "href", f"/t/{table}")
+    assert await leave_elsewhere(bia, table) == 200
+    await expect(ana.get_by_role("link", name="Ir para a página da arena")).to_be_visible()
+    await expect(ana.locator("#queue-state")).to_contain_text(
+        "Você está na arena (Paulista 1x1)")
+    assert ana.url.endswith("/ranked")

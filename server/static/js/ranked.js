@@ -48,8 +48,13 @@ function setText(node, text) {
 
 // --- /ranked ----------------------------------------------------------------------------------
 
+/** An arena player's place, for the page's shape: waiting in the arena, or at one of its tables. */
+function arenaPlace(inArena, table) {
+  return inArena ? (table ? "arena-table" : "arena") : "-";
+}
+
 function queueShape(queue) {
-  return `${queue.state}:${queue.pause_remaining_s > 0 ? "paused" : "free"}:${queue.arena ? "arena" : "-"}`;
+  return `${queue.state}:${queue.pause_remaining_s > 0 ? "paused" : "free"}:${arenaPlace(queue.arena, queue.arena?.table)}`;
 }
 
 function invitationKey(invitation) {
@@ -120,7 +125,8 @@ function formatWaited(seconds) {
 
 function queuePage(root) {
   const inArena = root.dataset.arena === "yes";
-  const shape = `${root.dataset.state}:${root.dataset.paused === "yes" ? "paused" : "free"}:${inArena ? "arena" : "-"}`;
+  // (an arena table that ended changes it too: the page then links the arena, not that table)
+  const shape = `${root.dataset.state}:${root.dataset.paused === "yes" ? "paused" : "free"}:${arenaPlace(inArena, root.dataset.arenaTable)}`;
   const followed = reloadedFollowing();
   const noticeNode = document.getElementById("queue-notice");
   if (root.dataset.state === "seated") {
