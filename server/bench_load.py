@@ -244,16 +244,15 @@ def histogram_quantile(q: float, before: Sequence[tuple[float, float]],
 
 def _longest(before: Sequence[tuple[float, float]],
              after: Sequence[tuple[float, float]]) -> str:
-    """How long the longest collection between two scrapes was at most (the least bucket bound
-    holding them all), as the report's words: "" when there was none."""
-    earlier = dict(before)
-    counts = [(bound, count - earlier.get(bound, 0.0)) for bound, count in after]
-    if not counts or counts[-1][1] <= 0:
+    """How long the longest collection between two scrapes was at most (the bucket bound that
+    holds them all: the histogram's 1.0 quantile), as the report's words: "" when there was
+    none."""
+    longest, count = histogram_quantile(1.0, before, after)
+    if longest is None or count == 0:
         return ""
-    bound = next(bound for bound, count in counts if count >= counts[-1][1])
-    if math.isinf(bound):
-        return f"; the longest over {counts[-2][0] * 1000:.0f} ms"
-    return f"; each at most {bound * 1000:.0f} ms"
+    if math.isinf(longest):
+        return f"; the longest over {after[-2][0] * 1000:.0f} ms"
+    return f"; each at most {longest * 1000:.0f} ms"
 
 
 async def scrape(base: URL) -> Scrape:

@@ -342,7 +342,6 @@ def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float,
     state = ("closed" if arena.closed else "running" if arena.running(now)
              else "upcoming" if now < arena.starts_at else "ending")
     entrant = None if user is None else arena.entrant(user)
-    numbers = {t.id for t in arena.tables if user in t.players}
     waiting = sum(1 for e in arena.entrants if e.active and not e.busy)
     return {
         # the asking player: still paired in this arena, and the live table they play at now;
@@ -355,8 +354,7 @@ def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float,
         "now_text": _arena_now_pt(state, waiting, len(event.tables),
                                   entrant is not None and entrant.active,
                                   entrant is not None and entrant.busy),
-        "table": next((live for live, number in event.tables.items() if number in numbers),
-                      None),
+        "table": None if user is None else event.table_of(user),
         "id": event.id, "variant": event.variant.value, "seats": arena.seats, "state": state,
         "starts_at": datetime.fromtimestamp(arena.starts_at, UTC).isoformat(),
         "ends_at": datetime.fromtimestamp(arena.ends_at, UTC).isoformat(),
@@ -388,17 +386,13 @@ def _arena_now_pt(state: str, waiting: int, playing: int, joined: bool, busy: bo
 
 
 def _arena_place(service: RankedService, user: int) -> dict[str, Any] | None:
-    """The arena this player is in for the ranked service (`RankedService._in_arena`: one
-    still pairing them, or one they sit at a table of), and that live table if any."""
-    for event in service.arenas.values():
-        entrant = event.arena.entrant(user)
-        if entrant is None or not (entrant.busy or (entrant.active and not event.arena.closed)):
-            continue
-        numbers = {t.id for t in event.arena.tables if user in t.players}
-        return {"id": event.id, "name": _queue_name(event.variant, event.arena.seats),
-                "table": next((live for live, number in event.tables.items()
-                               if number in numbers), None)}
-    return None
+    """The arena that holds this player out of the queue (`RankedService.arena_of`), and
+    their live table in it if any."""
+    event = service.arena_of(user)
+    if event is None:
+        return None
+    return {"id": event.id, "name": _queue_name(event.variant, event.arena.seats),
+            "table": event.table_of(user)}
 
 
 # --- what the pages and the API share ----------------------------------------------------------

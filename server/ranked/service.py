@@ -353,6 +353,11 @@ class ArenaEvent:
     # what the database holds (migration 024): written again only when it differs
     saved: tuple[Arena, dict[str, int]] | None = None
 
+    def table_of(self, user: int) -> str | None:
+        """The live table `user` plays at in this arena now, if any."""
+        numbers = {t.id for t in self.arena.tables if user in t.players}
+        return next((live for live, number in self.tables.items() if number in numbers), None)
+
 
 class RankedService:
     def __init__(self, pool: asyncpg.Pool, clock: Clock, launcher: TableLauncher | None,
@@ -641,14 +646,16 @@ class RankedService:
             "WHERE s.user_id = ANY($1::bigint[]) AND t.status = 'playing'", list(users))
         return frozenset(row["user_id"] for row in rows)
 
+    def arena_of(self, user: int, *, other_than: str | None = None) -> ArenaEvent | None:
+        """The arena that still pairs this player, or that they sit at a table of (a player
+        who left an arena plays out the table they sit at): one place in ranked play at a
+        time."""
+        return next((event for event in self.arenas.values() if event.id != other_than
+                     and (entrant := event.arena.entrant(user)) is not None
+                     and (entrant.busy or (entrant.active and not event.arena.closed))), None)
+
     def _in_arena(self, user: int, *, other_than: str | None = None) -> bool:
-        """In an arena that still pairs this player, or at one of its tables (a player who left
-        an arena plays out the table they sit at): one place in ranked play at a time."""
-        return any(
-            (entrant := event.arena.entrant(user)) is not None
-            and (entrant.busy or (entrant.active and not event.arena.closed))
-            for event in self.arenas.values() if event.id != other_than
-        )
+        return self.arena_of(user, other_than=other_than) is not None
 
     def _busy(self, user: int, *, allow_invitation: bool = False) -> str | None:
         state = self.status(user).state
