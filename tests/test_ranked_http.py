@@ -649,6 +649,20 @@ async def test_an_arena_pairs_scores_and_closes_with_a_podium(staffed: House) ->
     assert stored == 1
     late = await bia.post(f"/api/ranked/arenas/{arena_id}/join", {})
     assert late.status == 409
+    # each entrant's own page keeps where they finished (the arena list shows only the newest)
+    loser = bia if winner == "ana" else ana
+    for player, rank, points, wins in ((ana if winner == "ana" else bia, 1, 2, 1),
+                                       (loser, 2, 0, 0)):
+        [mine] = (await player.json("/api/me/standing"))["arenas"]
+        assert mine == {"id": arena_id, "variant": "paulista", "seats": 2,
+                        "starts_at": event["starts_at"], "ends_at": event["ends_at"],
+                        "rank": rank, "entrants": 2, "points": points, "wins": wins,
+                        "games": 1, "podium": rank == 1}
+        page = await (await player.get("/me")).text()
+        assert f"{rank}º lugar</strong> de 2" in page
+        assert ("pódio</span>" in page) == (rank == 1)
+    assert (await op.json("/api/me/standing"))["arenas"] == []
+    assert "Nenhuma arena encerrada com você inscrito" in await (await op.get("/me")).text()
 
 
 async def test_an_operator_ends_an_arena_early(staffed: House) -> None:

@@ -28,6 +28,22 @@ class Result:
     podium: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Played:
+    """One closed arena as one of its entrants finished it."""
+    arena_id: str
+    variant: str
+    seats: int
+    starts_at: datetime
+    ends_at: datetime
+    rank: int
+    entrants: int
+    points: int
+    wins: int
+    games: int
+    podium: bool
+
+
 def _at(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
@@ -84,4 +100,18 @@ async def results(db: Db, arena_id: str) -> tuple[Result, ...]:
         arena_id,
     )
     return tuple(Result(r["rank"], r["user_id"], r["name"], r["points"], r["wins"], r["games"],
+                        r["podium"]) for r in rows)
+
+
+async def of_player(db: Db, user_id: int, limit: int) -> tuple[Played, ...]:
+    """The closed arenas a player entered, the newest first, with where they finished."""
+    rows = await db.fetch(
+        "SELECT e.id, e.variant, e.seats, e.starts_at, e.ends_at, s.rank, s.points, s.wins, "
+        "s.games, s.podium, (SELECT count(*) FROM arena_standings c WHERE c.arena_id = e.id) "
+        "AS entrants FROM arena_standings s JOIN arena_events e ON e.id = s.arena_id "
+        "WHERE s.user_id = $1 ORDER BY e.closed_at DESC, e.id LIMIT $2",
+        user_id, limit,
+    )
+    return tuple(Played(r["id"], r["variant"], r["seats"], r["starts_at"], r["ends_at"],
+                        r["rank"], r["entrants"], r["points"], r["wins"], r["games"],
                         r["podium"]) for r in rows)

@@ -591,6 +591,7 @@ async def _standing(request: web.Request, user: User,
     started = await _match_starts(db, [s.match_ref for s in statement if s.match_ref])
     records = await review.list_records(db, user_id=user.id, limit=PAGE)
     paused = await review.pause_remaining(db, user.id, now)
+    arenas = await arena_results.of_player(db, user.id, PAGE)
     return {
         "ratings": queues, "history": lines, "matches": matches,
         "chips": {"balance": balance, "ledger": [
@@ -600,6 +601,11 @@ async def _standing(request: web.Request, user: User,
             for s in statement]},
         "abandonments": await _my_records(db, user, records),
         "pause_remaining_s": paused.total_seconds(),
+        # the closed arenas the player entered: where they finished (open ones are on /arena)
+        "arenas": [{"id": a.arena_id, "variant": a.variant, "seats": a.seats,
+                    "starts_at": a.starts_at.isoformat(), "ends_at": a.ends_at.isoformat(),
+                    "rank": a.rank, "entrants": a.entrants, "points": a.points,
+                    "wins": a.wins, "games": a.games, "podium": a.podium} for a in arenas],
     }
 
 
