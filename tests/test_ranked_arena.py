@@ -126,16 +126,18 @@ def test_abandoners_lose_and_leave_the_pairing_until_they_rejoin() -> None:
         a.finish(table.id, 1, START + 10, abandoned=[loser])  # the abandoning side cannot win
     a = a.finish(table.id, 0, START + 10, abandoned=[loser])
     gone = a.entrant(loser)
-    assert gone is not None and not gone.active and gone.games == 1
+    assert gone is not None and not gone.active and gone.games == 1 and gone.out == "abandoned"
     a, tables = a.pair(START + 10)
     assert all(loser not in t.players for t in tables)
     a = a.join(loser, 1500, START + 20)
-    assert a.entrant(loser).active  # type: ignore[union-attr]
+    back = a.entrant(loser)
+    assert back is not None and back.active and back.out == ""
 
 
 def test_leaving_and_rejoining_keeps_points() -> None:
     a = play(arena(1500, 1500), START, {1})
     a = a.leave(1)
+    assert a.entrant(1).out == "left"  # type: ignore[union-attr]
     assert a.pair(START + 100)[1] == ()
     a = a.join(1, 1600, START + 200)
     assert a.entrant(1).points == 2  # type: ignore[union-attr]
@@ -255,5 +257,6 @@ def test_players_of_a_table_none_of_them_came_to_leave_the_pairing() -> None:
     for player in table.players:
         e = a.entrant(player)
         assert e is not None and not e.active and e.games == 0 and e.points == 0
+        assert e.out == "absent"
     a = a.join(table.players[0], 1500, START + 200)  # back by joining again
     assert len(a.pair(START + 200)[1]) == 1

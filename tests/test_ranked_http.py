@@ -665,6 +665,36 @@ async def test_an_arena_pairs_scores_and_closes_with_a_podium(staffed: House) ->
     assert "Nenhuma arena encerrada com você inscrito" in await (await op.get("/me")).text()
 
 
+async def test_an_arena_says_why_an_entrant_is_no_longer_paired(staffed: House) -> None:
+    # the page gave the three possible reasons to every entrant out of the pairing
+    op = await staffed.player("judge", operator=True)
+    ana, bia = await staffed.player("ana"), await staffed.player("bia")
+    arena_id = (await op.json("/api/ranked/arenas", {"variant": "paulista", "seats": 2,
+                                                     "minutes": 30}, status=201))["arena"]["id"]
+    for player in (ana, bia):
+        await player.json(f"/api/ranked/arenas/{arena_id}/join", {})
+    await staffed.clock.advance(1)
+    assert staffed.launcher is not None
+    [(_, _, _, seating, _)] = staffed.launcher.launched
+    quitter = 1 if seating[1] == ana.id else 0  # ana abandons her table
+    await staffed.app[RANKED].match_ended(
+        table_id=f"{1:016x}", match_number=1, kind=TableKind.ARENA, variant=P, seats=2,
+        users_by_seat=seating, termination=Termination.ABANDONMENT, winner_team=1 - quitter,
+        forfeit_seat=quitter, restart_overlap=False, evidence=(), started_at=staffed.now(),
+        ended_at=staffed.now())
+    for player, why in ((ana, "abandoned"), (bia, None)):
+        [event] = (await player.json("/api/ranked/arenas"))["arenas"]
+        assert (event["left"], event["left_why"]) == (why is not None, why)
+    page = await (await ana.get("/arena")).text()
+    assert ("Você não está mais sendo emparelhado nesta arena: você perdeu uma partida dela por "
+            "abandono") in page
+    # joining again brings her back, and the line goes
+    await ana.json(f"/api/ranked/arenas/{arena_id}/join", {})
+    [event] = (await ana.json("/api/ranked/arenas"))["arenas"]
+    assert (event["joined"], event["left"], event["left_why"]) == (True, False, None)
+    assert "não está mais sendo emparelhado" not in await (await ana.get("/arena")).text()
+
+
 async def test_an_operator_ends_an_arena_early(staffed: House) -> None:
     # a review's operator could not stop an arena made by mistake
     op = await staffed.player("judge", operator=True)
@@ -1273,8 +1303,8 @@ async def test_the_arena_page_shows_and_follows_the_players_table(staffed: House
     assert (await caio.post(f"/arena/{arena}/join", form={})).status == 303
     assert (await caio.post(f"/arena/{arena}/leave", form={})).status == 303
     [event] = (await caio.json("/api/ranked/arenas"))["arenas"]
-    assert event["left"] is True and event["joined"] is False
-    assert "Você não está mais sendo emparelhado nesta arena" in await (
+    assert event["left"] is True and event["joined"] is False and event["left_why"] == "left"
+    assert "Você não está mais sendo emparelhado nesta arena: você saiu dela." in await (
         await caio.get("/arena")).text()
 
 

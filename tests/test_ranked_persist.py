@@ -233,8 +233,10 @@ async def test_a_running_arena_scores_on_after_a_restart_and_closes_once_when_it
                                       {})
         assert status == 200
         left = await second.app[POOL].fetchrow(
-            "SELECT active, left_at FROM ranked_arena_entries WHERE user_id = $1", ana)
+            "SELECT active, left_at, left_why FROM ranked_arena_entries WHERE user_id = $1",
+            ana)
         assert left is not None and left["active"] is False and left["left_at"] is not None
+        assert left["left_why"] == "left"
     finally:
         await second.stop()
 
@@ -244,6 +246,9 @@ async def test_a_running_arena_scores_on_after_a_restart_and_closes_once_when_it
         assert second.service.arenas[arena_id].arena.closed is False
         # closed at start: the podium recorded once, from the standings kept over two restarts
         assert third.service.arenas[arena_id].recorded is True
+        # and why ana was out came back with her (what the page says to her)
+        out = third.service.arenas[arena_id].arena.entrant(ana)
+        assert out is not None and (out.active, out.out) == (False, "left")
         state, standings, podium = await _standings(third)
         assert state == "closed" and len(podium) == 1
         assert (standings[0]["points"], standings[0]["wins"]) == (4, 2)

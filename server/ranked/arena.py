@@ -60,6 +60,10 @@ class Entrant:
     # when they were last free to be paired (joined, or their table ended); kept in memory only:
     # after a restart everyone waits from then on
     free_since: float = 0.0
+    # why an entrant no longer active stopped being paired: `left` (they left the arena),
+    # `abandoned` (they lost a table by abandonment), `absent` (none of a table's players came
+    # to it); "" while active
+    out: str = ""
 
     @property
     def on_fire(self) -> bool:
@@ -135,7 +139,7 @@ class Arena:
         if known.active:
             raise ArenaError("already_joined", "Already in the arena.")
         free_since = known.free_since if known.busy else now
-        return replace(self, entrants=self._with(replace(known, active=True,
+        return replace(self, entrants=self._with(replace(known, active=True, out="",
                                                          free_since=free_since)))
 
     def leave(self, player: PlayerId) -> Arena:
@@ -143,7 +147,7 @@ class Arena:
         known = self.entrant(player)
         if known is None or not known.active:
             raise ArenaError("not_joined", "Not in the arena (never joined, or left it).")
-        return replace(self, entrants=self._with(replace(known, active=False)))
+        return replace(self, entrants=self._with(replace(known, active=False, out="left")))
 
     def end_now(self, now: float) -> Arena:
         """An operator ends the event early (one made by mistake, or at the wrong time): it ends
@@ -229,9 +233,14 @@ class Arena:
             for player in players:
                 e = self.entrant(player)
                 assert e is not None
+                out = e.out
+                if e.active and player in abandoned:
+                    out = "abandoned"
+                elif e.active and player in gone:
+                    out = "absent"
                 e = replace(e, busy=False, last_opponents=table.teams[1 - team],
                             active=e.active and player not in abandoned and player not in gone,
-                            free_since=now)
+                            free_since=now, out=out)
                 if counts and team == winner:
                     gain = WIN_POINTS * (2 if e.on_fire else 1)
                     e = replace(e, points=e.points + gain, wins=e.wins + 1, games=e.games + 1,

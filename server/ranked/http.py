@@ -349,6 +349,9 @@ def _arena_json(event: ArenaEvent, names: Mapping[int, str], now: float,
         # to one): joining again brings them back
         "joined": entrant is not None and entrant.active,
         "left": entrant is not None and not entrant.active,
+        # why: `left`, `abandoned`, `absent` (never came to a table); null when not said (not
+        # out, or out before the house kept why)
+        "left_why": None if entrant is None or entrant.active else entrant.out or None,
         # players waiting to be paired, and tables in play, and that said to the asking player
         "waiting": waiting, "playing": len(event.tables),
         "now_text": _arena_now_pt(state, waiting, len(event.tables),

@@ -117,16 +117,18 @@ async def save_arena(db: Db, arena_id: str, variant: Variant, arena: Arena,
             arena.next_table)
         await conn.executemany(
             "INSERT INTO ranked_arena_entries (arena_id, user_id, seq, rating, active, points, "
-            "wins, games, streak, last_opponents, joined_at, left_at) "
+            "wins, games, streak, last_opponents, joined_at, left_at, left_why) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-            "CASE WHEN $5::boolean THEN NULL ELSE $11::timestamptz END) "
+            "CASE WHEN $5::boolean THEN NULL ELSE $11::timestamptz END, $12) "
             "ON CONFLICT (arena_id, user_id) DO UPDATE SET active = EXCLUDED.active, "
+            "left_why = EXCLUDED.left_why, "
             "points = EXCLUDED.points, wins = EXCLUDED.wins, games = EXCLUDED.games, "
             "streak = EXCLUDED.streak, last_opponents = EXCLUDED.last_opponents, "
             "left_at = CASE WHEN EXCLUDED.active THEN NULL "
             "ELSE coalesce(ranked_arena_entries.left_at, EXCLUDED.joined_at) END",
             [(arena_id, e.player, e.seq, e.rating, e.active, e.points, e.wins, e.games,
-              e.streak, list(e.last_opponents), _at(now)) for e in changed])
+              e.streak, list(e.last_opponents), _at(now), None if e.active else e.out or None)
+             for e in changed])
         await conn.execute("DELETE FROM ranked_arena_tables WHERE arena_id = $1", arena_id)
         await conn.executemany(
             "INSERT INTO ranked_arena_tables (arena_id, number, live_table_id, team0, team1, "
@@ -161,10 +163,12 @@ async def load_arenas(db: Db, now: float) -> list[StoredArena]:
             Entrant(r["user_id"], r["rating"], r["seq"], active=r["active"],
                     busy=r["user_id"] in busy, points=r["points"], wins=r["wins"],
                     games=r["games"], streak=r["streak"],
-                    last_opponents=tuple(r["last_opponents"]), free_since=now)
+                    last_opponents=tuple(r["last_opponents"]), free_since=now,
+                    out=r["left_why"] or "")
             for r in await db.fetch(
                 "SELECT user_id, seq, rating, active, points, wins, games, streak, "
-                "last_opponents FROM ranked_arena_entries WHERE arena_id = $1 ORDER BY seq",
+                "last_opponents, left_why FROM ranked_arena_entries WHERE arena_id = $1 "
+                "ORDER BY seq",
                 ev["id"]))
         arena = Arena(ev["starts_at"].timestamp(), ev["ends_at"].timestamp(), ev["seats"],
                       entrants=entrants, tables=tables, next_table=ev["next_table"])
