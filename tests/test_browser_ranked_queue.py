@@ -286,12 +286,16 @@ async def test_an_invitation_can_be_declined_and_a_duo_partner_leaving_is_said(
     # gil declines at his page's next poll; ana's page says so without her doing anything
     await gil.get_by_role("button", name="Recusar o convite de ana_no").click()
     await expect(gil.locator("#queue-invitations")).to_be_hidden()
+    await expect(gil.locator("#queue-declined")).to_have_text(
+        "Você recusou o convite de ana_no para jogar em dupla (o aviso aparece na página da "
+        "fila de ana_no).")
     await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "idle")
     await expect(ana.locator("#queue-news")).to_have_text(
         "gil_no recusou o seu convite para jogar em dupla.")
     # invited again, he accepts; then ana leaves the queue: gil's page says why he is out
     await join_queue(ana, live, seats=4, partner="gil_no")
     await expect(ana.locator("#queue-news")).to_be_hidden()
+    await expect(gil.locator("#queue-declined")).to_be_hidden()  # past: invited again
     await gil.get_by_role("button", name="Aceitar o convite de ana_no").click()
     await expect(ana.locator("#queue-state")).to_have_attribute("data-state", "queued")
     await ana.get_by_role("button", name="Sair da fila").click()

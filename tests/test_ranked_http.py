@@ -1105,8 +1105,17 @@ async def test_the_invited_partner_sees_the_invitation_and_accepts_it(house: Hou
         assert refused.status == 409, code
         assert "Esse convite não existe mais" in await refused.text()
     assert (await ana.json("/api/ranked/queue"))["queue"]["state"] == "inviting"
-    assert (await gil.post("/ranked/invitations/decline", form={"partner": "ana"})).status == 303
+    # (the name as typed, in another case: the page names her as she is)
+    declined = await gil.post("/ranked/invitations/decline", form={"partner": "ANA"})
+    assert declined.status == 303 and declined.headers["Location"] == "/ranked?declined=ana"
     assert (await gil.json("/api/ranked/queue"))["queue"]["invitations"] == []
+    # the page says it was done; the address alone says nothing (another name, another player)
+    confirm = ("Você recusou o convite de ana para jogar em dupla (o aviso aparece na página da "
+               "fila de ana).")
+    assert confirm in await (await gil.get("/ranked?declined=ana")).text()
+    for forged in ("/ranked?declined=caio", "/ranked?declined=nobody", "/ranked?declined=%00"):
+        assert "Você recusou o convite" not in await (await gil.get(forged)).text()
+    assert "Você recusou o convite" not in await (await ana.get("/ranked?declined=ana")).text()
     told = (await ana.json("/api/ranked/queue"))["queue"]
     assert told["state"] == "idle"
     assert told["news"] == {"kind": "declined", "who": "gil",
@@ -1114,9 +1123,15 @@ async def test_the_invited_partner_sees_the_invitation_and_accepts_it(house: Hou
     # declining again (or an invitation never sent) is refused and changes nothing
     body = await gil.json("/api/ranked/invitations/decline", {"from": "ana"}, status=409)
     assert body["error"] == "no_invitation"
-    # the news lapses after 10 minutes
+    # invited again: the invitation is what the page shows, not the old decline
+    await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 4, "partner": "gil"})
+    assert "Você recusou o convite" not in await (await gil.get("/ranked?declined=ana")).text()
+    await ana.json("/api/ranked/queue/leave", {})
+    assert confirm in await (await gil.get("/ranked?declined=ana")).text()
+    # the news lapses after 10 minutes, and so does the decline's confirmation
     await house.clock.advance(601)
     assert (await ana.json("/api/ranked/queue"))["queue"]["news"] is None
+    assert "Você recusou o convite" not in await (await gil.get("/ranked?declined=ana")).text()
     # an invitation not answered lapses, for both sides
     caio, bob = await house.players("caio", "bob")
     await caio.json("/api/ranked/queue", {"variant": "mineiro", "seats": 4, "partner": "bob"})

@@ -524,14 +524,16 @@ def _news_pt(news: News, who: str) -> str:
     }[news.kind]
 
 
-async def _decline(request: web.Request, user: User, body: Mapping[str, Any]) -> None:
-    """Decline the duo invitation of the player named `from` (a form's `partner`)."""
+async def _decline(request: web.Request, user: User, body: Mapping[str, Any]) -> str:
+    """Decline the duo invitation of the player named `from` (a form's `partner`); their
+    name as stored."""
     name = body.get("from", body.get("partner"))
     inviter = await _user_id_by_name(_pool(request), name) if (
         isinstance(name, str) and NAME_RE.fullmatch(name.strip())) else None
     if inviter is None:
         raise RankedError("no_invitation", "That player has not invited you.")
     await _service(request).decline(user.id, inviter)
+    return (await _names(_pool(request), [inviter]))[inviter]
 
 
 async def _join_queue(request: web.Request, user: User, body: Mapping[str, Any]) -> QueueStatus:
@@ -1327,8 +1329,18 @@ async def ranked_page(request: web.Request, *, error: str | None = None,
                       error_field: str | None = None) -> web.Response:
     user = _page_user(request)
     view = await _queue_view(request, user)
+    # the decline form's redirect names the inviter: said only if this player did decline them
+    declined = request.query.get("declined", "")
+    if declined and NAME_RE.fullmatch(declined):
+        inviter = await _user_id_by_name(_pool(request), declined)
+        if (inviter is None or not _service(request).declined_lately(user.id, inviter)
+                or any(i["from"] == declined for i in view["queue"]["invitations"])):
+            declined = ""  # (invited again since: that is what the page shows)
+    else:
+        declined = ""
     return render(request, "ranked/queue.html", status=status, error=error,
-                  error_field=error_field, form=form or {}, **_queue_context(view))
+                  error_field=error_field, form=form or {}, declined=declined,
+                  **_queue_context(view))
 
 
 async def ranked_join_form(request: web.Request) -> web.Response:
@@ -1349,10 +1361,11 @@ async def ranked_join_form(request: web.Request) -> web.Response:
 async def ranked_decline_form(request: web.Request) -> web.Response:
     user = _page_user(request, "/ranked")
     try:
-        await _decline(request, user, await read_body(request))
+        inviter = await _decline(request, user, await read_body(request))
     except StoreError as exc:
         return await ranked_page(request, error=_pt(exc), status=_status_of(exc))
-    return _see_other("/ranked")
+    # the page confirms it while the service remembers this decline (`declined_lately`)
+    return _see_other("/ranked?" + urlencode({"declined": inviter}))
 
 
 async def ranked_leave_form(request: web.Request) -> web.Response:

@@ -371,6 +371,9 @@ class RankedService:
         # what happened to a player's place that they did not do (memory only: a restart
         # forgets it; the place itself is stored)
         self.news: dict[int, News] = {}
+        # the invitation each player declined last (inviter, when): their page confirms it
+        # (memory only, as news)
+        self.declined: dict[int, tuple[int, float]] = {}
         # when each player last asked for their queue status (`seen`); a start counts for all
         self.last_seen: dict[int, float] = {}
         self._started_at = clock.now()
@@ -800,7 +803,15 @@ class RankedService:
             del self.invitations[inviter]
             await self._acknowledge(undo)
             self.news[inviter] = News(NewsKind.DECLINED, user, self.clock.now())
+            self.declined[user] = (inviter, self.clock.now())
             log.info("ranked_invitation_declined", extra={"user": user, "inviter": inviter})
+
+    def declined_lately(self, user: int, inviter: int) -> bool:
+        """Whether the last invitation this player declined, within `NEWS_LIFETIME`, was
+        `inviter`'s (what a page may confirm; an address alone claims nothing)."""
+        last = self.declined.get(user)
+        return (last is not None and last[0] == inviter
+                and self.clock.now() - last[1] <= NEWS_LIFETIME)
 
     def seen(self, user: int) -> None:
         """The player asked for their queue status: their page is open (`QUEUE_PRESENCE`)."""
@@ -812,6 +823,9 @@ class RankedService:
         for user, news in list(self.news.items()):
             if now - news.at > NEWS_LIFETIME:
                 del self.news[user]
+        for user, (_, at) in list(self.declined.items()):
+            if now - at > NEWS_LIFETIME:
+                del self.declined[user]
         queued = {p for t in self.matchmaker.tickets for p in t.players}
         for user, seen in list(self.last_seen.items()):
             if user not in queued and now - seen > QUEUE_PRESENCE:

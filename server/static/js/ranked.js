@@ -98,6 +98,11 @@ function showInvitations(queue) {
     queue.invitations.forEach((inv, i) => setText(list.children[i].querySelector(".invitation-text"), inv.text));
   }
   box.hidden = queue.invitations.length === 0;
+  // "you declined X's invitation" is past once X invites again
+  const declined = document.getElementById("queue-declined");
+  if (declined && queue.invitations.some((inv) => inv.from === declined.dataset.inviter)) {
+    declined.hidden = true;
+  }
 }
 
 function showQueueSizes(data) {
