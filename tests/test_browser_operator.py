@@ -158,6 +158,16 @@ async def test_an_operator_overturns_an_appealed_abandonment(
         assert await no_horizontal_scroll(player), path
     await judge.goto(live.url("/operator/abandonments"))
     assert await no_horizontal_scroll(judge)
+    # on a phone the filters fold (they filled the first screen): the list shows at once, and
+    # the filters open from their heading; in use, they come open and say how many
+    filters = judge.locator("#filters")
+    await expect(filters).not_to_have_attribute("open", "")
+    await expect(judge.locator("#records li").first).to_be_in_viewport()
+    await judge.locator("#filters summary").click()
+    await expect(judge.get_by_label("Recurso (só revisão)")).to_be_visible()
+    await judge.goto(live.url("/operator/abandonments?status=overturned&player=bia"))
+    await expect(filters).to_have_attribute("open", "")
+    await expect(judge.locator("#filters-title")).to_have_text("Filtros (2 em uso)")
     await screenshot(player, "ranked-me-phone")
 
 

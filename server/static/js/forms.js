@@ -39,3 +39,8 @@ for (const node of document.querySelectorAll("time[data-local]")) {
   node.textContent = new Intl.DateTimeFormat("pt-BR", { ...style, timeZoneName: "short" })
     .format(moment).replace(",", "");
 }
+
+// The operators' list filters (a `<details class="filters">`) come folded unless some are in use:
+// open on a wide screen, where they do not push the list off the first screen as on a phone.
+const filters = document.querySelector("details.filters");
+if (filters && window.matchMedia("(min-width: 48rem)").matches) filters.open = true;
