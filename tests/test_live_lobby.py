@@ -7,12 +7,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import pytest
 
 from server.accounts import Role, set_role
 from server.app import POOL
 from server.clock import VirtualClock
 from server.live import api
+from server.live.house import INVITE_GUESS_WINDOW, INVITE_GUESSES
 from server.live.model import TableKind, TableStatus
 from server.live.recovery import reread
 from tests.conftest import AppFactory
@@ -135,6 +137,53 @@ async def test_private_table_seating(live: Live) -> None:
         assert (status, body["error"]) == (404, "table_not_found")
     finally:
         await _close(ana, bia, caio, davi, eva)
+
+
+async def test_wrong_invite_codes_are_limited_per_player(live: Live, vclock: VirtualClock
+                                                         ) -> None:
+    # a code has 40 bits; with a table's id (its public chain names it) a guesser could still
+    # try codes as fast as the house answers: 20 wrong ones in 10 minutes, then none at all
+    ana, eva, bia = await players(live.base, "ana", "eva", "bia")
+    try:
+        table = await create_table(ana, "paulista", 2, "private")
+        tid, invite = table["id"], table["invite"]
+        assert invite != "AAAA-AAAA"
+        status, body = await eva.post(f"/api/tables/{tid}/join", {})
+        assert (status, body["error"]) == (403, "wrong_invite")  # no code is no guess
+        for i in range(INVITE_GUESSES):
+            if i % 3 == 0:
+                status, body = await eva.post(f"/api/tables/{tid}/join",
+                                              {"invite": "AAAA-AAAA"})
+                assert (status, body["error"]) == (403, "wrong_invite")
+            elif i % 3 == 1:
+                status, body = await eva.get(f"/api/tables/{tid}?invite=AAAA-AAAA")
+                assert (status, body["error"]) == (404, "table_not_found")
+            else:
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await eva.ws(tid, params={"invite": "AAAA-AAAA"})
+                assert refused.value.status == 403
+        assert INVITE_GUESSES == 20
+        # now even the right code is refused, each way, saying when to try again
+        async with eva.session.post(live.base / f"api/tables/{tid}/join",
+                                    json={"invite": invite},
+                                    headers={"X-CSRF-Token": eva.csrf}) as resp:
+            assert resp.status == 429 and (await resp.json())["error"] == "too_many_guesses"
+            assert int(resp.headers["Retry-After"]) == 600
+        status, body = await eva.get(f"/api/tables/{tid}?invite={invite}")
+        assert (status, body["error"]) == (429, "too_many_guesses")
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await eva.ws(tid, params={"invite": invite})
+        assert refused.value.status == 429
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert status == 200 and [p["name"] for p in body["table"]["players"]] == ["ana", None]
+        # another player is not held back; and once the window passed, eva may try again
+        status, body = await bia.get(f"/api/tables/{tid}?invite={invite}")
+        assert status == 200
+        await vclock.advance(INVITE_GUESS_WINDOW)
+        status, body = await eva.post(f"/api/tables/{tid}/join", {"invite": invite.lower()})
+        assert status == 200 and body["table"]["you"] == 1
+    finally:
+        await _close(ana, eva, bia)
 
 
 async def test_training_join_leave_and_close(live: Live) -> None:

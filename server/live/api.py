@@ -60,7 +60,7 @@ def live_errors(view: View) -> View:
         try:
             return await view(request)
         except LiveError as exc:
-            raise ApiError(exc.status, exc.code, exc.message) from None
+            raise ApiError(exc.status, exc.code, exc.message, exc.headers) from None
 
     wrapped.__name__ = view.__name__
     return wrapped
@@ -310,8 +310,10 @@ async def get_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     actor = _actor(request)
     body = await actor.call(lambda: _json_of(actor, user.id))
-    if actor.kind is TableKind.PRIVATE and body["you"] is None and not actor.invited(
-            request.query.get("invite", "")):
+    invite = request.query.get("invite", "")
+    if actor.kind is TableKind.PRIVATE and body["you"] is None and not (
+            invite and house_of(request).invite_guesses.guess(
+                user.id, invite, actor.invited, house_of(request).clock.now())):
         raise LiveError("table_not_found", "No such table (or it is closed).", 404)
     return web.json_response({"table": body})
 
@@ -321,7 +323,16 @@ async def join_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
     body = await read_body(request, ("invite", "seat"))
     actor = _lobby_actor(request)
-    await actor.call(lambda: actor.join(user.id, user.name, body.get("invite"), body.get("seat")))
+    house = house_of(request)
+    if actor.kind is TableKind.PRIVATE:
+        house.invite_guesses.check(user.id, house.clock.now())
+    try:
+        await actor.call(lambda: actor.join(user.id, user.name, body.get("invite"),
+                                            body.get("seat")))
+    except LiveError as exc:
+        if exc.code == "wrong_invite" and body.get("invite"):  # (no code is no guess)
+            house.invite_guesses.failed(user.id, house.clock.now())
+        raise
     return await _table_reply(actor, user.id)
 
 

@@ -12,9 +12,11 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import secrets
 import signal
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -92,6 +94,65 @@ class ConnectLimiter:
             if tokens + (now - then) / settings.connect_interval >= settings.connect_burst \
                     or now - then >= full:
                 del self.buckets[key]
+
+
+# wrong invite codes a user may send (to any private tables) in `INVITE_GUESS_WINDOW` seconds;
+# then every code they send is refused until the oldest of those leaves the window
+INVITE_GUESSES = 20
+INVITE_GUESS_WINDOW = 600.0
+
+
+class InviteGuesses:
+    """Wrong private-table invite codes each user sent lately (memory only). A code has 40 bits
+    and the table id 64, so guessing was hopeless already; this keeps it so for anyone with
+    a table's id (its public chain names it) and makes a guesser stand out (the log)."""
+
+    def __init__(self, limit: int = INVITE_GUESSES, window: float = INVITE_GUESS_WINDOW) -> None:
+        self.limit = limit
+        self.window = window
+        self.wrong: dict[int, deque[float]] = {}
+        self._counted = 0
+
+    def wait(self, user_id: int, now: float) -> float:
+        """0 when this user may try a code now; else the seconds until they may."""
+        times = self.wrong.get(user_id)
+        if times is None:
+            return 0.0
+        while times and now - times[0] >= self.window:
+            times.popleft()
+        if not times:
+            del self.wrong[user_id]
+            return 0.0
+        return 0.0 if len(times) < self.limit else times[0] + self.window - now
+
+    def check(self, user_id: int, now: float) -> None:
+        """Refuse (429 `too_many_guesses`) a user who sent too many wrong codes lately."""
+        wait = self.wait(user_id, now)
+        if wait > 0:
+            raise LiveError("too_many_guesses",
+                            f"Too many wrong invite codes: try again in {math.ceil(wait)} s.", 429,
+                            headers={"Retry-After": str(math.ceil(wait))})
+
+    def failed(self, user_id: int, now: float) -> None:
+        times = self.wrong.setdefault(user_id, deque())
+        times.append(now)
+        if len(times) == self.limit:
+            log.warning("invite_guesses", extra={"user": user_id, "wrong": len(times)})
+        self._counted += 1
+        if self._counted % 1024 == 0:  # forget now and then the users whose window passed
+            for user, kept in list(self.wrong.items()):
+                if not kept or now - kept[-1] >= self.window:
+                    del self.wrong[user]
+
+    def guess(self, user_id: int, invite: object, opens: Callable[[object], bool],
+              now: float) -> bool:
+        """Whether `invite` (a non-empty code) opens the table: counted when wrong; refused
+        (LiveError 429) when this user sent too many wrong ones lately."""
+        self.check(user_id, now)
+        if opens(invite):
+            return True
+        self.failed(user_id, now)
+        return False
 
 
 class HouseBusy(RuntimeError):
@@ -268,6 +329,7 @@ class House:
         self.starting: dict[int, int] = {}
         # sockets opened per user and table, against LiveSettings.connect_burst
         self.connects = ConnectLimiter()
+        self.invite_guesses = InviteGuesses()
         self._closing: set[asyncio.Task[None]] = set()
         self._pool: asyncpg.Pool | None = None
         self._writer: GroupWriter | None = None

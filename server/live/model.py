@@ -61,11 +61,13 @@ class AbandonConsequence(StrEnum):
 class LiveError(Exception):
     """A refused request or message: `code` is stable, `message` is for people."""
 
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
+    def __init__(self, code: str, message: str, status: int = 400,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
+        self.headers = headers
 
 
 @dataclass(frozen=True, slots=True)

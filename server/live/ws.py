@@ -269,9 +269,15 @@ async def table_socket(request: web.Request) -> web.StreamResponse:
     except LiveError as exc:
         raise ApiError(exc.status, exc.code, exc.message) from None
     seated = await actor.call(lambda: _seated(actor, user.id))
-    if actor.kind is TableKind.PRIVATE and not seated and not actor.invited(
-            request.query.get("invite", "")):
-        raise ApiError(403, "private_table", "This private table is for its players.")
+    if actor.kind is TableKind.PRIVATE and not seated:
+        invite = request.query.get("invite", "")
+        try:
+            opened = bool(invite) and house.invite_guesses.guess(
+                user.id, invite, actor.invited, house.clock.now())
+        except LiveError as exc:
+            raise ApiError(exc.status, exc.code, exc.message, exc.headers) from None
+        if not opened:
+            raise ApiError(403, "private_table", "This private table is for its players.")
     settings = house.settings
     if house.user_sockets.get(user.id, 0) >= settings.max_sockets_per_user:
         raise ApiError(429, "too_many_sockets",
