@@ -373,6 +373,9 @@ class BotSeat:
         self.seen: dict[EventKey, int] = {}  # update events received -> their hand
         self.snapshots: list[EventKey] = []  # where a snapshot replaced missed events
         self._acted_seq = -1
+        # the table's latest event when the last `welcome` came: the events up to it are a
+        # replay of history (their views' `legal` as they were then), so no move before it
+        self._replay_to = 0
         self._entropy_sent: set[tuple[int | None, int]] = set()
         self._inflight: dict[int, tuple[str, float, int, Json]] = {}
         self._next_id = 0
@@ -472,6 +475,8 @@ class BotSeat:
         kind = data.get("type")
         if kind == "welcome":
             self.epoch = data.get("epoch")
+            seq = data.get("seq")
+            self._replay_to = seq if isinstance(seq, int) else 0
             limits = data.get("limits") or {}
             if isinstance(limits.get("rate_per_second"), int | float):
                 self._throttle.set_rate(float(limits["rate_per_second"]))
@@ -607,7 +612,8 @@ class BotSeat:
         """Schedule a move when the view offers one; the move reads the newest view."""
         if self.sleeper or self.finished or self.run.stopping or self.view is None:
             return
-        if not self.view.get("legal") or self._acted_seq == self.last_seq:
+        if (not self.view.get("legal") or self._acted_seq == self.last_seq
+                or self.last_seq < self._replay_to):
             return
         if self._turn is None or self._turn.done():
             self._turn = asyncio.create_task(self._act_after(self.pace))
@@ -617,7 +623,8 @@ class BotSeat:
             await asyncio.sleep(delay)
         view, view_hand = self.view, self.view_hand
         if (view is None or view_hand is None or not view.get("legal")
-                or self._acted_seq == self.last_seq or self.finished or self.run.stopping):
+                or self._acted_seq == self.last_seq or self.last_seq < self._replay_to
+                or self.finished or self.run.stopping):
             return
         try:
             action = choose_action(view, self.rng)

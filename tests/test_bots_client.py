@@ -20,6 +20,7 @@ from aiohttp.test_utils import TestServer
 from server.app import POOL
 from server.botclient import (
     AckedAction,
+    BotSeat,
     BotSession,
     RunStats,
     TablePlan,
@@ -144,6 +145,39 @@ async def test_a_dropped_socket_resumes_from_its_last_event(make_app: AppFactory
         await asyncio.gather(*tasks, return_exceptions=True)
         for session in sessions:
             await session.close()
+
+
+async def test_a_reconnected_bot_acts_only_once_caught_up(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    # after a `welcome`, the replayed updates carry their views as they were then, `legal`
+    # included: a bot acting on one could make a move chosen on an old view (at pace 0 its
+    # move ran between two replayed messages)
+    run = TableRun("00000000000000aa", 1, 1, RunStats())
+    seat = BotSeat(None, run, 0, pace=0.0, rng=random.Random(1))  # type: ignore[arg-type]
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    monkeypatch.setattr(seat, "_send", send)
+    monkeypatch.setattr("server.botclient.choose_action",
+                        lambda view, rng: view["legal"][0])
+    seat.epoch, seat.last_seq = 3, 5
+
+    def update(seq: int, card: str) -> dict[str, Any]:
+        return {"type": "update", "seq": seq, "hand": 2, "pending": [],
+                "view": {"legal": [{"seat": 0, "do": "play", "card": card}]}}
+
+    await seat._handle({"type": "welcome", "epoch": 3, "seq": 8, "table": {}})
+    for seq, card in ((6, "4C"), (7, "5C")):
+        await seat._handle(update(seq, card))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert sent == [], seq
+    await seat._handle(update(8, "6C"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert [m["action"]["card"] for m in sent] == ["6C"]  # the newest view's move, once
 
 
 def test_audit_counts_what_the_records_lack() -> None:
