@@ -39,6 +39,8 @@ log = logging.getLogger("barajamos.db")
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 _LOCK_KEY = 0x6261726A  # "barj"
+SERVING_LOCK = 0x686F7573  # "hous": held by the one house serving a database
+MIGRATION_LOCK_TIMEOUT = 10.0  # seconds a migration waits for a table's lock, then gives up
 
 
 class MigrationError(RuntimeError):
@@ -72,9 +74,16 @@ def load_migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
 Conn = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
 
 
-async def migrate(conn: Conn, directory: Path = MIGRATIONS_DIR) -> list[str]:
-    """Apply every pending migration; return the names applied now."""
+async def migrate(conn: Conn, directory: Path = MIGRATIONS_DIR,
+                  lock_timeout: float = MIGRATION_LOCK_TIMEOUT) -> list[str]:
+    """Apply every pending migration; return the names applied now.
+
+    Pending migrations are applied only under the serving lock: a house serving the database
+    (an older release, whose code would misread the changed tables) makes this refuse, changing
+    nothing. Each waits at most `lock_timeout` seconds for a table's lock (a long transaction, a
+    `pg_dump`, holds it), then gives up whole: queued behind one, it held up every query."""
     applied_now: list[str] = []
+    serving = False
     await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
     try:
         await conn.execute(
@@ -96,26 +105,45 @@ async def migrate(conn: Conn, directory: Path = MIGRATIONS_DIR) -> list[str]:
                 "the database was migrated by a newer Barajamos"
                 f" ({', '.join(name for _, name in unknown)}); this version cannot serve it:"
                 " upgrade, or restore the backup taken before the upgrade")
+        pending = []
         for migration in migrations:
             row = done.get(migration.version)
-            if row is not None:
-                if row["checksum"] != migration.checksum:
-                    raise MigrationError(
-                        f"migration {migration.name} changed after it was applied "
-                        f"(recorded {row['checksum'][:12]}, file {migration.checksum[:12]})"
-                    )
-                continue
-            async with conn.transaction():
-                await conn.execute(migration.sql)
-                await conn.execute(
-                    "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                    migration.version,
-                    migration.name,
-                    migration.checksum,
+            if row is None:
+                pending.append(migration)
+            elif row["checksum"] != migration.checksum:
+                raise MigrationError(
+                    f"migration {migration.name} changed after it was applied "
+                    f"(recorded {row['checksum'][:12]}, file {migration.checksum[:12]})"
                 )
+        if pending:
+            serving = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", SERVING_LOCK))
+            if not serving:
+                raise MigrationError(
+                    "a house is serving this database: stop it before applying"
+                    f" {', '.join(m.name for m in pending)} (its code would misread the changed"
+                    " tables); nothing was applied")
+        for migration in pending:
+            try:
+                async with conn.transaction():
+                    await conn.execute(f"SET LOCAL lock_timeout = {round(lock_timeout * 1000)}")
+                    await conn.execute(migration.sql)
+                    await conn.execute(
+                        "INSERT INTO schema_migrations (version, name, checksum)"
+                        " VALUES ($1, $2, $3)",
+                        migration.version,
+                        migration.name,
+                        migration.checksum,
+                    )
+            except asyncpg.LockNotAvailableError as exc:
+                raise MigrationError(
+                    f"migration {migration.name} waited {lock_timeout:g} s for a table another"
+                    " session holds (a long transaction, a pg_dump) and was not applied: try"
+                    " again once it ends") from exc
             log.info("migration applied", extra={"migration": migration.name})
             applied_now.append(migration.name)
     finally:
+        if serving:
+            await conn.execute("SELECT pg_advisory_unlock($1)", SERVING_LOCK)
         await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
     return applied_now
 

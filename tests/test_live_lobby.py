@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import aiohttp
+import asyncpg
 import pytest
 
 from server.accounts import Role, set_role
@@ -452,6 +453,26 @@ async def test_leaving_mid_match_is_abandonment(live: Live) -> None:
         (entry,) = body["abandonments"]
         assert entry["trigger"] == "left" and entry["consequence"] == "forfeit"
         assert entry["table"] == tid and entry["team"] == 1
+        # the database holds what the code relies on (migration 039): one forfeit a match; a
+        # signed record never changes, nor goes (a DELETE of its table cascaded to it)
+        async with live.app[POOL].acquire() as conn:
+            with pytest.raises(asyncpg.UniqueViolationError):
+                await conn.execute(
+                    "INSERT INTO abandonments (table_id, match_number, seat, user_id, team,"
+                    " variant, kind, trigger, consequence, restart_overlap, evidence,"
+                    " created_at) SELECT table_id, match_number, seat, user_id, team, variant,"
+                    " kind, trigger, consequence, restart_overlap, evidence, created_at"
+                    " FROM abandonments"
+                    " WHERE table_id = $1", tid)
+            for statement in (
+                    "UPDATE live_hands SET record = record || '{\"end\": \"x\"}'"
+                    " WHERE table_id = $1",
+                    "UPDATE live_hands SET record_hash = '\\x00' WHERE table_id = $1",
+                    "DELETE FROM live_hands WHERE table_id = $1",
+                    "DELETE FROM live_tables WHERE id = $1"):
+                with pytest.raises(asyncpg.InsufficientPrivilegeError, match="signed record"):
+                    await conn.execute(statement, tid)
+        verify_chain(await fetch_chain(ana, tid), live.key)
     finally:
         await _close(ana, bia, olga)
 

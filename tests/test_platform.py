@@ -25,6 +25,7 @@ from server.app import PASSWORD_COST
 from server.config import ConfigError, PasswordCostLevel, from_env
 from server.db import (
     PRIVATE_SOCKET,
+    SERVING_LOCK,
     EmbeddedPostgres,
     MigrationError,
     forget_dead_users,
@@ -111,6 +112,46 @@ async def test_migrations_apply_once_and_detect_edits(database_url: str, tmp_pat
             await migrate(conn, folder)
     finally:
         await conn.close()
+
+
+async def test_pending_migrations_wait_for_no_house_and_no_long_lock(database_url: str,
+                                                                     tmp_path: Path) -> None:
+    # a newer release's `serve` or `operator` beside an older house changed the schema under
+    # it; a migration queued behind a long transaction (a pg_dump) waited for ever, holding up
+    # every query on its table
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    (folder / "001_one.sql").write_text("CREATE TABLE mig_probe (x int);")
+    conn, house, reader = [await asyncpg.connect(database_url) for _ in range(3)]
+    try:
+        await conn.execute("DROP TABLE schema_migrations")
+        assert await house.fetchval("SELECT pg_try_advisory_lock($1)", SERVING_LOCK)
+        with pytest.raises(MigrationError) as refused:
+            await migrate(conn, folder)
+        assert str(refused.value) == (
+            "a house is serving this database: stop it before applying 001_one.sql (its code"
+            " would misread the changed tables); nothing was applied")
+        assert await conn.fetchval("SELECT to_regclass('mig_probe')") is None
+        await house.execute("SELECT pg_advisory_unlock($1)", SERVING_LOCK)
+        assert await migrate(conn, folder) == ["001_one.sql"]
+        # nothing pending: a house serving is no matter (`operator` beside it)
+        assert await house.fetchval("SELECT pg_try_advisory_lock($1)", SERVING_LOCK)
+        assert await migrate(conn, folder) == []
+        await house.execute("SELECT pg_advisory_unlock($1)", SERVING_LOCK)
+        # a table held by a long transaction: the migration gives up, whole
+        (folder / "002_two.sql").write_text(
+            "CREATE TABLE mig_other (y int); ALTER TABLE mig_probe ADD COLUMN z int;")
+        async with reader.transaction():
+            await reader.fetch("SELECT * FROM mig_probe")
+            with pytest.raises(MigrationError, match=r"002_two.sql waited 0.2 s for a table"):
+                await migrate(conn, folder, lock_timeout=0.2)
+        assert await conn.fetchval("SELECT to_regclass('mig_other')") is None
+        assert await migrate(conn, folder) == ["002_two.sql"]
+        # and the serving lock was let go each time
+        assert await house.fetchval("SELECT pg_try_advisory_lock($1)", SERVING_LOCK)
+    finally:
+        for c in (conn, house, reader):
+            await c.close()
 
 
 async def test_a_failing_migration_leaves_nothing_behind(database_url: str, tmp_path: Path) -> None:

@@ -66,12 +66,21 @@ async def assert_books_balance(pool: asyncpg.Pool, users: int) -> None:
 
 
 async def test_starting_grant_once_on_first_use(pool: asyncpg.Pool) -> None:
-    (ana,) = await make_users(pool, 1)
+    ana, bia = await make_users(pool, 2)
     first = await ledger.ensure_wallet(pool, ana)
     again = await ledger.ensure_wallet(pool, ana)
     assert first.new and not again.new and again.entry_id == first.entry_id
     assert first.reason is Reason.GRANT and first.amount_for(ledger.wallet(ana)) == STARTING_GRANT
     assert await ledger.balance(pool, ana) == STARTING_GRANT
+    # reading a balance writes nothing once the wallet is there (it tried the grant each time:
+    # a write transaction and a journal id per page view)
+    entries = await pool.fetchval("SELECT last_value FROM chip_entries_id_seq")
+    for _ in range(3):
+        assert await ledger.balance(pool, ana) == STARTING_GRANT
+    assert await pool.fetchval("SELECT last_value FROM chip_entries_id_seq") == entries
+    # a first read opens the wallet, with its grant
+    assert await ledger.balance(pool, bia) == STARTING_GRANT
+    assert await pool.fetchval("SELECT last_value FROM chip_entries_id_seq") == entries + 1
     lines = await ledger.statement(pool, ana)
     assert [(x.reason, x.amount, x.balance_after) for x in lines] == [
         (Reason.GRANT, STARTING_GRANT, STARTING_GRANT)
@@ -322,6 +331,21 @@ async def test_the_database_itself_refuses_bad_bookkeeping(pool: asyncpg.Pool) -
         await pool.execute("TRUNCATE chip_entries CASCADE")
     with pytest.raises(asyncpg.InsufficientPrivilegeError):
         await pool.execute("UPDATE chip_accounts SET balance = balance + 1000000")
+    # an account's identity is fixed (migration 039): a wallet made 'house' escaped the
+    # non-negative check, a wallet's code could name another player, a second house be made
+    for change in ("kind = 'house', user_id = NULL, code = 'house'", "code = 'wallet:999'",
+                   "user_id = user_id + 1"):
+        with pytest.raises(asyncpg.PostgresError) as refused:
+            await pool.execute(f"UPDATE chip_accounts SET {change} WHERE code = $1",
+                               ledger.wallet(ana))
+        assert isinstance(refused.value, (asyncpg.InsufficientPrivilegeError,
+                                          asyncpg.CheckViolationError,
+                                          asyncpg.UniqueViolationError)), change
+    for code, kind, user in (("house2", "house", None), ("house", "stake", None),
+                             (f"wallet:{bia}", "wallet", ana), ("stake:", "stake", None)):
+        with pytest.raises((asyncpg.CheckViolationError, asyncpg.UniqueViolationError)):
+            await pool.execute("INSERT INTO chip_accounts (code, kind, user_id)"
+                               " VALUES ($1, $2, $3)", code, kind, user)
     wallet_id = await pool.fetchval(
         "SELECT id FROM chip_accounts WHERE code = $1", ledger.wallet(ana)
     )

@@ -28,6 +28,7 @@ from aiohttp import WSCloseCode, web
 
 from server.clock import Clock, Timer
 from server.config import Config
+from server.db import SERVING_LOCK
 from server.live.model import LiveError, LiveSettings, TableKind, TableStatus
 from server.live.table import MatchResult, Seat, TableActor, at, ms
 from server.live.writer import WRITE_ERRORS, GroupWriter
@@ -194,7 +195,7 @@ async def check_keys(pool: asyncpg.Pool, seed_key: bytes, public_key: bytes) -> 
             list(given.items()))
 
 
-_SERVING_LOCK = 0x686F7573  # "hous": held by the one house serving a database
+_SERVING_LOCK = SERVING_LOCK  # held by the one house serving a database (server.db)
 
 
 LOCK_CHECK_EVERY = 5.0  # seconds between two checks that the serving lock is still held

@@ -220,9 +220,15 @@ async def ensure_wallet(db: Db, user_id: int) -> Posting:
 
 
 async def balance(db: Db, user_id: int) -> int:
-    """The player's chips (the starting grant if they never used their wallet yet)."""
-    await ensure_wallet(db, user_id)
-    value = await db.fetchval("SELECT balance FROM chip_accounts WHERE code = $1", wallet(user_id))
+    """The player's chips (the starting grant if they never used their wallet yet). A wallet
+    is made with its grant, in one transaction: one found needs no write (every /me read
+    posted a try at the grant, a transaction and a journal id each)."""
+    user_id = _check_user(user_id)
+    query = "SELECT balance FROM chip_accounts WHERE code = $1"
+    value = await db.fetchval(query, wallet(user_id))
+    if value is None:
+        await ensure_wallet(db, user_id)
+        value = await db.fetchval(query, wallet(user_id))
     assert isinstance(value, int)
     return value
 
