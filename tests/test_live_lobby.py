@@ -501,6 +501,23 @@ async def test_the_table_limits_hold_against_concurrent_requests(live: Live) -> 
         assert sum(1 for actor in live.house.tables.values()
                    if actor.status is TableStatus.PLAYING) == 3
         assert not live.house.creating and not live.house.starting
+        # a start is counted once while it deals: it was counted as starting and as playing
+        # until its first hand was set up, so that a start of her other table was refused one
+        # table early (a review's two tabs saw 2 of 3 starts pass, at 7 of 8)
+        ana_id = await live.app[POOL].fetchval("SELECT id FROM users WHERE name = 'ana'")
+        waiting = [t for t in made if live.house.tables[t].status is not TableStatus.PLAYING]
+        actor = live.house.tables[waiting[0]]
+        seen: list[int] = []
+        begin = actor._begin_hand
+
+        async def begin_hand() -> None:
+            seen.append(live.house.playing_count(ana_id))
+            await begin()
+
+        actor._begin_hand = begin_hand  # type: ignore[method-assign]
+        live.house.settings = dataclasses.replace(settings, max_playing_tables=4)
+        status, _ = await ana.post(f"/api/tables/{actor.id}/start")
+        assert status == 200 and seen == [4]
     finally:
         live.house.settings = settings
         await ana.close()

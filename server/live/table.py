@@ -997,7 +997,10 @@ class TableActor:
         if not self.kind.competitive:  # the matchmaker seats ranked and arena players
             self._check_playing(players)
         with counted(self.house.starting, players):  # while this start waits for its write
-            await self._start_match_written(seats)
+            number = await self._write_match_start(seats)
+        # from here on counted by its status, set before anything waits (a start counted both
+        # ways while it dealt refused the player's other tables one match early)
+        await self._start_match_written(seats, number)
 
     def _check_playing(self, players: Sequence[int]) -> None:
         """One account plays at most `max_playing_tables` matches at once: a start (or the
@@ -1013,7 +1016,8 @@ class TableActor:
                                 f"{name or 'A player'} already plays at {playing} tables: the"
                                 " match starts once they finish or leave one of them.", 409)
 
-    async def _start_match_written(self, seats: list[Seat]) -> None:
+    async def _write_match_start(self, seats: list[Seat]) -> int:
+        """Write the next match's start; its number."""
         number = self.match_number + 1
         await self._write([
             *(self._seat_statement(i, holder) for i, holder in enumerate(seats)),
@@ -1025,6 +1029,9 @@ class TableActor:
              " VALUES ($1, $2, $3, $4)",
              (self.id, number, at(self.now), [s.user_id for s in seats])),
         ])
+        return number
+
+    async def _start_match_written(self, seats: list[Seat], number: int) -> None:
         self.seats = seats
         self.played_by = [s.name if s.human else None for s in seats]
         self.forfeit_seat = None
