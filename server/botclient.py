@@ -701,10 +701,11 @@ def audit_table(run: TableRun, records: dict[int, list[Json]],
                 durable: dict[int, list[Json]] | None = None) -> None:
     """Count acknowledged actions missing from the events or from the written rows.
 
-    `records`: hand number -> its record's actions (finished hands); `durable`: hand number ->
-    the actions written for it so far (the benchmark reads them from the database), which also
-    covers hands still in play. An ack from another server run (epoch) is checked only against
-    the rows, not against that run's events.
+    `records`: hand number -> its record's actions (finished hands: the record, written in the
+    same commit that drops the hand's action rows, is what keeps them); `durable`: hand number
+    -> the actions written so far for hands still in play (the benchmark reads them from the
+    database). An ack from another server run (epoch) is checked only against the rows, not
+    against that run's events.
     """
     stats = run.stats
     by_seat: dict[int, BotSeat] = {seat.seat: seat for seat in run.seats}
@@ -725,7 +726,7 @@ def audit_table(run: TableRun, records: dict[int, list[Json]],
             stats.lost_records += _missing_in_order(actions, of_seat(records[hand]))
         elif durable is None:
             stats.unverified += len(actions)  # the hand is still in play: no record yet
-        if durable is not None:
+        else:
             # a covered card is written by its position while its hand is in play (its face is
             # its owner's: server.live.table.action_at_rest): compared without card or position
             stats.lost_durable += _missing_in_order(

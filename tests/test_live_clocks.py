@@ -611,9 +611,16 @@ async def test_acting_after_back_says_the_count_is_cleared(live: Live,
         await ana.close()
 
 
-async def _automatic_rows(live: Live, tid: str) -> list[Any]:
-    return list(await live.app[POOL].fetch(
-        "SELECT hand, idx, action FROM live_actions WHERE table_id = $1 AND automatic", tid))
+async def _automatic_moves(live: Live, tid: str) -> list[str]:
+    """The verbs of the automatic actions written at the table: a hand in play's rows, and a
+    finished hand's record (its rows are dropped with the record, which keeps a `timeout`)."""
+    rows = await live.app[POOL].fetch(
+        "SELECT action FROM live_actions WHERE table_id = $1 AND automatic ORDER BY hand, idx",
+        tid)
+    recorded = await live.app[POOL].fetch(
+        "SELECT a->>'do' AS verb FROM live_hands, jsonb_array_elements(record->'actions') a"
+        " WHERE table_id = $1 AND a->>'do' = 'timeout' ORDER BY hand", tid)
+    return [r["verb"] for r in recorded] + [json.loads(r["action"])["do"] for r in rows]
 
 
 @pytest.mark.parametrize("stop", ["crash", "shutdown"])
@@ -637,13 +644,13 @@ async def test_a_restart_does_not_cast_pending_votes(
     actor = second.house.tables[tid]
     await actor.call(_nothing)
     await actor.call(_nothing)
-    assert await _automatic_rows(second, tid) == []
+    assert await _automatic_moves(second, tid) == []
     pending = {d.seat: d.at - vclock.now() for d in actor.deadlines.values()}
     assert set(pending) == {a, b} and all(left > 9 for left in pending.values()), pending
     # nobody comes: the team's clock runs out, then the automatic declines, as for anyone
     await vclock.advance(max(pending.values()) + 0.5)
     await actor.call(_nothing)
-    assert [json.loads(r["action"])["do"] for r in await _automatic_rows(second, tid)]
+    assert await _automatic_moves(second, tid)
 
 
 async def test_a_stopping_house_acts_for_nobody(live: Live, vclock: VirtualClock) -> None:
@@ -668,7 +675,7 @@ async def test_a_stopping_house_acts_for_nobody(live: Live, vclock: VirtualClock
         await vclock.advance(25.0)  # past the move's 20 s clock
         await actor.call(_nothing)
         await actor.call(_nothing)
-        assert await _automatic_rows(live, tid) == []
+        assert await _automatic_moves(live, tid) == []
         await vclock.advance(60.0)  # past the empty seats' 60 s: no cancel either
         await actor.call(_nothing)
         assert actor.hand is not None and actor.status.value == "playing"

@@ -17,7 +17,7 @@ from server.clock import VirtualClock
 from server.live import api
 from server.live.house import INVITE_GUESS_WINDOW, INVITE_GUESSES
 from server.live.model import TableKind, TableStatus
-from server.live.recovery import reread
+from server.live.recovery import prune_recorded_rows, reread
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
     Live,
@@ -308,6 +308,37 @@ async def test_the_chain_ends_with_the_houses_signed_ledger_head(live: Live) -> 
         assert head["tables"] == [{"table": tid, "hand": last["hand"],
                                    "hash": record_hash(last).hex()}]
         verify_chain(chain, live.key)
+        # a hand's rows kept to rebuild it in play go with its record's commit (they stayed for
+        # good, some 40% of a database): the record keeps its actions and contributions
+        async with live.app[POOL].acquire() as conn:
+            for kept in ("live_actions", "live_contributions", "live_signals"):
+                assert await conn.fetchval(
+                    f"SELECT count(*) FROM {kept} k JOIN live_hands h USING (table_id, hand)"
+                    " WHERE k.table_id = $1 AND h.record IS NOT NULL", tid) == 0, kept
+            assert await conn.fetchval(
+                "SELECT count(*) FROM live_hands WHERE table_id = $1 AND record IS NOT NULL",
+                tid) == len(hand_records(entries)) > 1
+            # a database served before keeps them: the hourly pruning deletes them, in
+            # batches, and only those of recorded hands
+            await conn.execute(
+                "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
+                " SELECT table_id, hand, i, '{}', false, now() FROM live_hands,"
+                " generate_series(0, 6) i WHERE table_id = $1", tid)
+            await conn.execute(
+                "INSERT INTO live_contributions (table_id, hand, seat, data)"
+                " SELECT table_id, hand, 0, '\\x01' FROM live_hands WHERE table_id = $1", tid)
+            in_play = await conn.fetchval(
+                "SELECT count(*) FROM live_hands WHERE table_id = $1 AND record IS NULL", tid)
+            recorded = len(hand_records(entries))
+            gone = await prune_recorded_rows(live.app[POOL], batch=5, batches=2)
+            assert gone == {"live_actions": 10, "live_contributions": min(10, recorded),
+                            "live_signals": 0}
+            gone = await prune_recorded_rows(live.app[POOL], batch=1000)
+            assert gone["live_actions"] == 7 * recorded - 10
+            assert await conn.fetchval("SELECT count(*) FROM live_actions WHERE table_id = $1",
+                                       tid) == 7 * in_play
+            assert await prune_recorded_rows(live.app[POOL]) == {
+                "live_actions": 0, "live_contributions": 0, "live_signals": 0}
         # served again: the same statement, not a new signature per request
         assert await fetch_chain(ana, tid) == chain
         async with live.app[POOL].acquire() as conn:

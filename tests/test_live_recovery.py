@@ -77,11 +77,33 @@ async def test_restart_rebuilds_tables_and_skips_a_broken_one(
         await ana.close()
 
 
+_KEEP_DROPPED_ROWS = """
+CREATE TABLE dropped_live_actions (LIKE live_actions);
+CREATE TABLE dropped_live_contributions (LIKE live_contributions);
+CREATE FUNCTION keep_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('INSERT INTO dropped_%s SELECT ($1).*', TG_TABLE_NAME) USING OLD;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER keep_dropped BEFORE DELETE ON live_actions
+    FOR EACH ROW EXECUTE FUNCTION keep_dropped();
+CREATE TRIGGER keep_dropped BEFORE DELETE ON live_contributions
+    FOR EACH ROW EXECUTE FUNCTION keep_dropped();
+"""
+
+
 async def test_crash_between_last_action_and_record(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
         database_url: str) -> None:
     """The hand's last action was written, then the process died before the hand's record was:
     the restarted house records that hand (revealing its seed) and deals the next one."""
+    # the record's commit drops the hand's rows (actions, contributions): this test database
+    # keeps copies, to put them back as they were before it
+    setup = await asyncpg.connect(database_url)
+    try:
+        await setup.execute(_KEEP_DROPPED_ROWS)
+    finally:
+        await setup.close()
     first = await start_live(make_app, aiohttp_client, vclock)
     ana, = await players(first.base, "ana")
     table = await create_table(ana, "mineiro", 2, "training")
@@ -109,6 +131,11 @@ async def test_crash_between_last_action_and_record(
         # a hand can end the match (a raise to 12): its record was written with the match's end
         ended = record["match_winner"] is not None
         async with conn.transaction():
+            # (as a crash would have left it: past the triggers that keep a signed record)
+            await conn.execute("SET LOCAL session_replication_role = replica")
+            for kept in ("live_actions", "live_contributions"):
+                await conn.execute(f"INSERT INTO {kept} SELECT * FROM dropped_{kept}"
+                                   " WHERE table_id = $1 AND hand = 1", table["id"])
             await conn.execute("UPDATE live_tables SET status = 'playing', closed_at = NULL"
                                " WHERE id = $1", table["id"])
             await conn.execute("UPDATE live_matches SET termination = NULL, winner = NULL,"

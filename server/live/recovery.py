@@ -260,3 +260,31 @@ async def _restore_streaks(conn: Any, actor: TableActor) -> None:
     for seat, ended in resets.items():
         if ended:  # an exempted abandonment after the streak's last automatic action
             actor.streaks.pop(seat, None)
+
+
+# what `prune_recorded_rows` deletes at a time, and how many times a call
+PRUNE_BATCH = 5000
+PRUNE_BATCHES = 20
+
+
+async def prune_recorded_rows(pool: asyncpg.Pool, batch: int = PRUNE_BATCH,
+                              batches: int = PRUNE_BATCHES) -> dict[str, int]:
+    """Delete the rows kept to rebuild a hand in play (actions, contributions, partner signals)
+    of hands recorded since: the record's commit drops them, but a database served before it
+    did (the twenty-ninth session) keeps them for good, some 40% of its size. A batch at a time,
+    at most `batches` of them a table a call (the hourly pruning drains the rest later).
+    Returns how many rows of each table went."""
+    gone: dict[str, int] = {}
+    for table in ("live_actions", "live_contributions", "live_signals"):
+        total = 0
+        for _ in range(batches):
+            status = await pool.execute(
+                f"DELETE FROM {table} WHERE ctid = ANY (ARRAY(SELECT k.ctid FROM {table} k"
+                " JOIN live_hands h USING (table_id, hand) WHERE h.record IS NOT NULL"
+                " LIMIT $1))", batch)
+            done = int(status.split()[-1])
+            total += done
+            if done < batch:
+                break
+        gone[table] = total
+    return gone

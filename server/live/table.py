@@ -1943,6 +1943,12 @@ class TableActor:
             "UPDATE live_hands SET record = $3::jsonb, record_hash = $4, seed_sealed = NULL"
             " WHERE table_id = $1 AND hand = $2",
             (self.id, hand.number, orjson.dumps(record).decode(), digest),
+        ), *(
+            # what was kept to rebuild the hand in play: the record holds its actions and
+            # contributions now (they were kept for good, some 40% of the database), and the
+            # partner signals were for its players only
+            (f"DELETE FROM {table} WHERE table_id = $1 AND hand = $2", (self.id, hand.number))
+            for table in ("live_actions", "live_contributions", "live_signals")
         )]
         status = self.status
         if state.outcome is not None:
