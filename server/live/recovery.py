@@ -264,7 +264,7 @@ async def _restore_streaks(conn: Any, actor: TableActor) -> None:
 
 # what `prune_recorded_rows` deletes at a time, and how many times a call
 PRUNE_BATCH = 5000
-PRUNE_BATCHES = 20
+PRUNE_BATCHES = 100
 
 
 async def prune_recorded_rows(pool: asyncpg.Pool, batch: int = PRUNE_BATCH,
