@@ -240,7 +240,8 @@ async def test_the_live_list_pages_with_before_and_next(house: House,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     op = await house.player("judge", operator=True)
     (bia,) = await house.players("bia")
-    ids = [await _live_record(house, "00000000000000f3", bia.id, minutes=m, kind="training")
+    # (a match has one forfeit: five matches, at five tables)
+    ids = [await _live_record(house, f"{0xf30 + m:016x}", bia.id, minutes=m, kind="training")
            for m in range(1, 6)]
     newest_first = ids[::-1]
     monkeypatch.setattr(live_api, "MAX_LISTED", 2)
