@@ -276,6 +276,17 @@ async def test_rematch_continues_the_chain(live: Live) -> None:
         status, body = await ana.post(f"/api/tables/{tid}/rematch")
         assert status == 200 and body["table"]["status"] == "playing"
         assert body["table"]["match"] == 2
+        # a page's "leave" after the match, which a rematch overtook (two tabs): refused, the
+        # new match untouched (it resigned it); resigning takes saying so (the default)
+        status, body = await ana.post(f"/api/tables/{tid}/leave", {"resign": False})
+        assert (status, body["error"]) == (409, "match_in_play")
+        for bad in ("no", 0, None):
+            status, body = await ana.post(f"/api/tables/{tid}/leave", {"resign": bad})
+            assert (status, body["error"]) == (400, "bad_resign"), bad
+        status, body = await ana.post(f"/api/tables/{tid}/leave", {"resing": True})
+        assert (status, body["error"]) == (400, "unknown_field")
+        _, body = await ana.get(f"/api/tables/{tid}")
+        assert (body["table"]["status"], body["table"]["you"]) == ("playing", 0)
         # hands are numbered across the table's matches; the page counts the match's from here
         assert body["table"]["match_first_hand"] == first + 1
         seat.over = None
@@ -289,6 +300,9 @@ async def test_rematch_continues_the_chain(live: Live) -> None:
         verify_chain(chain, live.key)
         # as a restart rebuilds it
         assert (await reread(live.house, tid)).match_first_hand == first + 1
+        # with no match in play, leaving without resigning leaves
+        status, body = await ana.post(f"/api/tables/{tid}/leave", {"resign": False})
+        assert status == 200 and body["table"]["you"] is None
     finally:
         await ana.close()
 

@@ -75,9 +75,9 @@ async def _json_of(actor: TableActor, user_id: int | None) -> dict[str, Any]:
     return actor.table_json(user_id)
 
 
-async def _leave(actor: TableActor, user_id: int) -> dict[str, Any]:
+async def _leave(actor: TableActor, user_id: int, resign: bool) -> dict[str, Any]:
     # the table as the leaver last sees it, taken in the same command (it may close)
-    await actor.leave(user_id)
+    await actor.leave(user_id, resign)
     return actor.table_json(user_id)
 
 
@@ -368,8 +368,11 @@ async def rematch(request: web.Request) -> web.StreamResponse:
 @live_errors
 async def leave_table(request: web.Request) -> web.StreamResponse:
     user = require_user(request)
+    resign = (await read_body(request, ("resign",))).get("resign", True)
+    if not isinstance(resign, bool):
+        raise LiveError("bad_resign", "resign is true or false.")
     actor = _actor(request)
-    body = await actor.call(partial(_leave, actor, user.id))
+    body = await actor.call(partial(_leave, actor, user.id, resign))
     return web.json_response({"table": body})
 
 

@@ -1114,9 +1114,16 @@ class TableActor:
             self.last_seen = self.now
             self._emit_table()
 
-    async def leave(self, user_id: int) -> None:
+    async def leave(self, user_id: int, resign: bool = True) -> None:
+        """Free the seat; leaving a match in play is resigning it. `resign=False` (a page's
+        "leave" after a match, or before one): refused instead while a match is in play, which
+        a rematch or a start may have begun since the page asked (409 `match_in_play`)."""
         seat = self._require_seated(user_id)
         await self._catch_up()
+        if self.status is TableStatus.PLAYING and not resign:
+            raise LiveError("match_in_play", "A match is in play at this table now (started"
+                            " since you asked): leaving it is resigning it; send"
+                            " {\"resign\": true} for that.", 409)
         if self.status is TableStatus.PLAYING:
             # leaving a match in play is resigning it
             await self._abandon(seat, AbandonTrigger.LEFT, restart_overlap=False)

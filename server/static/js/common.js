@@ -20,6 +20,7 @@ const API_ERRORS = {
   private_table: "Esta mesa é privada: abra-a pelo link de convite que quem a criou enviou.",
   table_not_found: "Mesa não encontrada: foi fechada (todos saíram, ou ficou muito tempo sem ninguém) ou é privada e você não tem o convite.",
   wrong_invite: "Código de convite errado.",
+  match_in_play: "Uma nova partida começou nesta mesa enquanto você saía: sair agora é desistir dela. Para isso, use “Desistir e sair da mesa”.",
   too_many_guesses: "Códigos de convite errados demais nos últimos 10 minutos: peça o link de convite a quem criou a mesa e tente de novo mais tarde.",
   seat_taken: "Esse lugar já está ocupado.",
   already_seated: "Você já está sentado nesta mesa.",

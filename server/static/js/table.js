@@ -2185,16 +2185,18 @@ $("resign").addEventListener("click", async () => {
   if (!table || !window.confirm(resignWarning(table))) return;
   // the lobby says the match was given up (and, after a ranked or arena match, where to go on)
   const competitive = table.kind === "ranked" || table.kind === "arena";
-  if (await lobby("leave")) window.location.assign(`/?left=${competitive ? table.kind : "1"}`);
+  if (await lobby("leave", { resign: true })) window.location.assign(`/?left=${competitive ? table.kind : "1"}`);
 });
 $("rematch").addEventListener("click", () => lobby("rematch"));
+// leaving a table with no match in play: should a start or a rematch begin one meanwhile, the
+// server refuses (`match_in_play`) rather than take this click for resigning it
 $("leave-table").addEventListener("click", async () => {
-  if (await lobby("leave")) window.location.assign("/");
+  if (await lobby("leave", { resign: false })) window.location.assign("/");
 });
 $("leave-finished").addEventListener("click", async () => {
   // after a ranked or arena match the way on is the queue or the arena, not the lobby
   const back = { ranked: "/ranked", arena: "/arena" }[state.table?.kind] ?? "/";
-  if (await lobby("leave")) window.location.assign(back);
+  if (await lobby("leave", { resign: false })) window.location.assign(back);
 });
 
 rememberOpenedTable(tableId);
