@@ -55,6 +55,9 @@ async def test_the_signup_form_shows_every_problem_at_once(client: Client) -> No
         tag = field(page, ident)
         assert 'aria-invalid="true"' in tag, tag
         assert f'aria-describedby="{ident}-hint {ident}-error"' in tag, tag
+    # the title says it first (a screen reader reads it on arrival); a page unrefused does not
+    assert "<title>Erro: Entrar · Barajamos</title>" in page
+    assert "<title>Entrar · Barajamos</title>" in await (await client.get("/")).text()
     # a field without a problem is not marked
     status, page = await post_signup(client, name="a b", password="abc", password2="abc")
     assert set(alerts(page)) == {"signup-name-error", "signup-password-error"}

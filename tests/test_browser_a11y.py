@@ -238,6 +238,17 @@ async def test_the_end_is_focused_and_scores_are_said(
     await expect(page.locator("#match-over-title")).to_be_focused()
     # a score said once: the log's match line is not repeated by the match_over
     assert len([t for t in await heard(page, "log") if "Placar final" in t]) == 1
+    # a rematch begins (whoever asked last): the box goes, and with it the focus it held, which
+    # dropped to the page's body while the new match's clock ran; it goes to the game
+    again = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=0)
+    again, _ = start_hand(again, dealt(0, [["4C", "5D", "6S"], ["7H", "QD", "JS"]], "KS"))
+    table.state, table.status, table.match, table.number = again, "playing", 2, 2
+    table.match_first_hand = 2
+    table.push({"type": "table", "table": {**table.table_json(), "you": None}})
+    table.push({"type": "update", "hand": 2, "events": [], "view": table.my_view(),
+                "pending": table.deadlines(), "absent": []})
+    await expect(page.locator("#match-over")).to_be_hidden()
+    await expect(page.locator("#my-hand")).to_be_focused()
 
 
 async def test_starting_against_the_bots_puts_the_focus_on_the_game(

@@ -163,6 +163,42 @@ async def test_a_genuine_record_with_covered_false_added_is_unreadable_not_a_bad
     await expect(verdict).not_to_contain_text("assinatura")
 
 
+# ------------------------------------------------------------------ the form's own refusals
+
+
+async def test_a_refused_field_says_why_next_to_it(live_server: LiveServer,
+                                                   browser: Browser) -> None:
+    # an accessibility review: the refusal was said only in the verdict at the top, the field
+    # neither marked nor linked, the focus left on the button
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verify"))
+    text = page.get_by_label("ou cole o JSON do registro")
+    key = page.get_by_label("Chave pública da casa")
+    verify = page.get_by_role("button", name="Verificar")
+    await verify.click()
+    await expect(text).to_be_focused()
+    await expect(text).to_have_attribute("aria-invalid", "true")
+    await expect(text).to_have_accessible_description(
+        "Cole o JSON de um registro ou escolha um arquivo.")
+    await text.fill(json.dumps(VECTOR["record"]))
+    await key.fill("zz")
+    await verify.click()
+    await expect(key).to_be_focused()
+    await expect(key).to_have_attribute("aria-invalid", "true")
+    await expect(key).to_have_accessible_description(
+        "A chave pública são 64 dígitos hexadecimais minúsculos.")
+    await expect(text).not_to_have_attribute("aria-invalid", "true")
+    await expect(page.locator("#record-text-error")).to_be_hidden()
+    await expect(page.locator("#verdict")).to_have_text(
+        "A chave pública são 64 dígitos hexadecimais minúsculos.")
+    # fixed: the refusal goes, and the record is checked
+    await key.fill(KEY_HEX)
+    await verify.click()
+    await expect(key).not_to_have_attribute("aria-invalid", "true")
+    await expect(page.locator("#pinned-key-error")).to_be_hidden()
+    await expect(page.locator("#verdict")).not_to_have_attribute("data-state", "unreadable")
+
+
 # ------------------------------------------------------------------ a lone surrogate
 
 

@@ -452,16 +452,38 @@ $("record-file").addEventListener("change", async () => {
   $("record-text").value = text;
 });
 
+/**
+ * A refused field of the form: the refusal said next to it (linked, `aria-invalid`) and in the
+ * verdict, and the focus on the field; `null` clears it.
+ */
+function fieldError(id, text) {
+  const field = $(id);
+  const note = $(`${id}-error`);
+  note.hidden = text === null;
+  note.textContent = text ?? "";
+  if (text === null) {
+    field.removeAttribute("aria-invalid");
+    field.removeAttribute("aria-describedby");
+    return;
+  }
+  field.setAttribute("aria-invalid", "true");
+  field.setAttribute("aria-describedby", note.id);
+  setVerdict("unreadable", text);
+  field.focus();
+}
+
 $("paste-form").addEventListener("submit", async (event) => {
   event.preventDefault();
+  fieldError("record-text", null);
+  fieldError("pinned-key", null);
   const text = $("record-text").value;
   if (!text.trim()) {
-    setVerdict("unreadable", "Cole o JSON de um registro ou escolha um arquivo.");
+    fieldError("record-text", "Cole o JSON de um registro ou escolha um arquivo.");
     return;
   }
   const key = $("pinned-key").value.trim();
   if (key && !/^[0-9a-f]{64}$/.test(key)) {
-    setVerdict("unreadable", "A chave pública são 64 dígitos hexadecimais minúsculos.");
+    fieldError("pinned-key", "A chave pública são 64 dígitos hexadecimais minúsculos.");
     return;
   }
   const mine = $("mine-hex").value.trim().toLowerCase() || null;

@@ -1589,10 +1589,17 @@ function renderMatchOver(table) {
       : { winner: null, termination: "closed", score: table.score };
   }
   const appears = Boolean(over) && $("match-over").hidden;
+  const goes = !over && !$("match-over").hidden;
   $("match-over").hidden = !over;
   if (over) showMatchOver(over);
   // the end of the match: the focus goes to its box (its heading), which comes first in the page
   if (appears) $("match-over-title").focus();
+  // and when the box goes (a rematch began, whoever asked last), the focus it held would drop
+  // to the page's body while the new match's clock runs: it goes to the game
+  if (goes) {
+    state.focusGame = true;
+    queueMicrotask(() => { if (focusLost()) focusGame(); });
+  }
   // ranked and arena tables play one match: the way on is the queue or the arena
   $("back-ranked").hidden = !over || table.kind !== "ranked";
   $("back-arena").hidden = !over || table.kind !== "arena";
