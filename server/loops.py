@@ -21,8 +21,12 @@ T = TypeVar("T")
 
 log = logging.getLogger("barajamos.gc")
 
-# net new tracked objects since the last check (a second) that make the next check collect
+# net new tracked objects since the last check (a second) that make the next check collect,
+# and at least this share of the allocated memory blocks (a busier house grows faster: at
+# 2,000 paced tables the absolute floor walked a second's growth a few times a minute, 100-250
+# ms each, while the house was busiest)
 COLLECT_FLOOR = 10_000
+FLOOR_SHARE = 0.01
 # a whole collection (the frozen objects too) once the allocated memory blocks have grown this
 # many times over since the last whole one, and never sooner than this many seconds after it;
 # or, however soon, once they have grown WHOLE_AT_ONCE times over
@@ -63,7 +67,10 @@ class Collector:
     counting as it dies. Only a second in which the tracked objects grew by `floor` or more (a
     house seating players, or a burst of garbage) is collected first: a walk of that second's
     objects alone (12-17 ms for 20,000-30,000 while 500 tables sat down; 36-80 ms in the first
-    seconds of play at 500-1,000 tables). A house in steady play never pauses for it.
+    seconds of play at 500-1,000 tables). A house in steady play never pauses for it. The
+    floor grows with the house: `floor_share` of its allocated memory blocks when that is more
+    (a house of 2,000 busy tables grows by more than 10,000 objects in many a second, all of
+    them live, and walking them paused it most when it was busiest).
 
     What is frozen is never freed by a collection: a cycle among objects that outlived a check
     would be kept. As a bound on what such a leak can hold, a whole collection (the frozen
@@ -87,6 +94,7 @@ class Collector:
 
     def __init__(self, floor: int = COLLECT_FLOOR, whole_growth: int = WHOLE_GROWTH,
                  whole_every: float = WHOLE_SECONDS, whole_at_once: float = WHOLE_AT_ONCE,
+                 floor_share: float = FLOOR_SHARE,
                  count: Callable[[], int] = lambda: gc.get_count()[0],
                  collect: Callable[[], int] = gc.collect,
                  freeze: Callable[[], None] = gc.freeze,
@@ -94,6 +102,7 @@ class Collector:
                  alive: Callable[[], int] = sys.getallocatedblocks,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.floor = floor
+        self.floor_share = floor_share
         self.whole_growth = whole_growth
         self.whole_every = whole_every
         self.whole_at_once = whole_at_once
@@ -111,10 +120,11 @@ class Collector:
         due), then freeze what is left; whether it collected."""
         new = self._count()
         now = self._clock()
-        grown = self._alive() / max(1, self._whole_alive)  # since the last whole collection
+        blocks = self._alive()
+        grown = blocks / max(1, self._whole_alive)  # since the last whole collection
         whole = grown >= self.whole_at_once or (
             grown >= self.whole_growth and now - self._whole_at >= self.whole_every)
-        if not whole and new < self.floor:
+        if not whole and new < max(self.floor, blocks * self.floor_share):
             self._freeze()
             return False
         started = time.perf_counter()

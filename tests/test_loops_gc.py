@@ -40,10 +40,23 @@ class _Heap:
 
 
 def _collector(heap: _Heap, floor: int, whole_growth: int = 2,
-               whole_every: float = 600.0) -> Collector:
-    return Collector(floor, whole_growth, whole_every, 4, count=lambda: heap.new,
+               whole_every: float = 600.0, floor_share: float = 0.0) -> Collector:
+    return Collector(floor, whole_growth, whole_every, 4, floor_share, count=lambda: heap.new,
                      collect=heap.collect, freeze=heap.freeze, unfreeze=heap.unfreeze,
                      alive=lambda: heap.alive, clock=lambda: heap.now)
+
+
+def test_the_floor_grows_with_the_house() -> None:
+    # a busy house grows by more than the floor in many a second, all of it live: walking it
+    # paused the house when it was busiest; the floor is a share of what is alive when more
+    heap = _Heap(alive=1_000_000)
+    collector = _collector(heap, floor=1_000, floor_share=0.01)
+    heap.new = 9_999  # under 1% of the blocks alive: frozen, not walked
+    assert not collector.check() and heap.done == ["froze"]
+    heap.new = 10_000
+    assert collector.check() and heap.done == ["froze", "young", "froze"]
+    heap.alive, heap.new = 50_000, 1_000  # a small house: the absolute floor
+    assert collector.check() and heap.done[-2:] == ["young", "froze"]
 
 
 def test_a_quiet_second_is_frozen_without_a_walk() -> None:
