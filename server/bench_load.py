@@ -388,16 +388,20 @@ async def _audit(dsn: str, runs: Sequence[TableRun]) -> None:
     conn = await asyncpg.connect(dsn)
     try:
         records: dict[str, dict[int, list[Any]]] = {}
-        for row in await conn.fetch(
-                "SELECT table_id, hand, record->'actions' AS actions FROM live_hands"
-                " WHERE table_id = ANY($1) AND record IS NOT NULL", ids):
-            records.setdefault(row["table_id"], {})[row["hand"]] = json.loads(row["actions"])
         durable: dict[str, dict[int, list[Any]]] = {}
-        for row in await conn.fetch(
-                "SELECT table_id, hand, action FROM live_actions WHERE table_id = ANY($1)"
-                " ORDER BY table_id, hand, idx", ids):
-            durable.setdefault(row["table_id"], {}).setdefault(row["hand"], []).append(
-                json.loads(row["action"]))
+        # one snapshot for both: a hand recorded between two reads (its rows dropped in the
+        # record's commit: the house still plays) was in neither, and its actions read as lost
+        async with conn.transaction(isolation="repeatable_read", readonly=True):
+            for row in await conn.fetch(
+                    "SELECT table_id, hand, record->'actions' AS actions FROM live_hands"
+                    " WHERE table_id = ANY($1) AND record IS NOT NULL", ids):
+                records.setdefault(row["table_id"], {})[row["hand"]] = json.loads(
+                    row["actions"])
+            for row in await conn.fetch(
+                    "SELECT table_id, hand, action FROM live_actions WHERE table_id = ANY($1)"
+                    " ORDER BY table_id, hand, idx", ids):
+                durable.setdefault(row["table_id"], {}).setdefault(row["hand"], []).append(
+                    json.loads(row["action"]))
     finally:
         await conn.close()
     for run in runs:
