@@ -237,7 +237,14 @@ async def test_the_end_is_focused_and_scores_are_said(
     await expect(page.locator("#match-over")).to_be_visible()
     await expect(page.locator("#match-over-title")).to_be_focused()
     # a score said once: the log's match line is not repeated by the match_over
-    assert len([t for t in await heard(page, "log") if "Placar final" in t]) == 1
+    assert len([t for t in await heard(page, "log-said") if "Placar final" in t]) == 1
+    # the lines are said in the order they came (the visible log, newest first, said several
+    # lines of a moment backwards: "Rodada 1: Robô 2 ganhou. Robô 2 jogou…")
+    said = await heard(page, "log-said")
+    assert [t for t in said if t.startswith(("Fim da mão", "Fim da partida"))] == [
+        "Fim da mão: você marca 3 pontos (decidida nas rodadas). Placar: Você 14 x 5 Robô 2.",
+        "Fim da partida: Você venceu. Placar final: Você 14 x 5 Robô 2."]
+    assert await heard(page, "log") == []  # not a live region: nothing said twice
     # a rematch begins (whoever asked last): the box goes, and with it the focus it held, which
     # dropped to the page's body while the new match's clock ran; it goes to the game
     again = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=0)

@@ -1108,6 +1108,10 @@ function log(text) {
   const list = $("log");
   list.prepend(el("li", {}, text));
   while (list.children.length > LOG_LINES) list.lastChild.remove();
+  // said in the order it happened (the visible list, newest first, is not a live region)
+  const said = $("log-said");
+  said.append(el("p", {}, text));
+  while (said.children.length > LOG_LINES) said.firstChild.remove();
   try {
     // with the partner signals it tells, so that a snapshot's `partner_signals` are not told twice
     sessionStorage.setItem(LOG_KEY, JSON.stringify({
