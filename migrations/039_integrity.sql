@@ -35,9 +35,5 @@ CREATE TRIGGER live_hands_record_not_deleted BEFORE DELETE ON live_hands
     FOR EACH ROW WHEN (OLD.record IS NOT NULL)
     EXECUTE FUNCTION live_hand_record_kept();
 
--- One forfeit per match: the ranked settlement reads a match's forfeit as one row.
-CREATE UNIQUE INDEX abandonments_one_forfeit ON abandonments (table_id, match_number)
-    WHERE consequence = 'forfeit';
-
 -- /arena lists the newest closed arenas.
 CREATE INDEX arena_events_closed ON arena_events (closed_at DESC);

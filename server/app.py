@@ -783,6 +783,7 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
 
 
 EMBEDDED_WATCH_EVERY = 2.0  # seconds between two looks at the embedded PostgreSQL
+EMBEDDED_START_WAIT = 30.0  # seconds a stop waits for a start of it under way
 
 
 class EmbeddedWatch:
@@ -819,11 +820,15 @@ class EmbeddedWatch:
     async def close(self) -> None:
         """Stop watching; a start under way is let finish (the server is stopped after)."""
         self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._task
         if self._starting is not None:
-            with contextlib.suppress(Exception):
-                await self._starting
+            try:
+                await asyncio.wait_for(asyncio.shield(self._starting), EMBEDDED_START_WAIT)
+            except TimeoutError:
+                log.warning("embedded PostgreSQL still starting at the stop: not waited for")
+            except Exception:  # its failure was logged by the watch, or does not matter now
+                pass
 
 
 PRUNE_EVERY = 3600.0  # seconds between two prunings of the accounts' old rows

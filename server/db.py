@@ -8,6 +8,7 @@ advisory lock keeps two processes from migrating at once.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -41,6 +42,7 @@ _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 _LOCK_KEY = 0x6261726A  # "barj"
 SERVING_LOCK = 0x686F7573  # "hous": held by the one house serving a database
 MIGRATION_LOCK_TIMEOUT = 10.0  # seconds a migration waits for a table's lock, then gives up
+SERVING_LOCK_TRIES = 10  # tries for the serving lock before migrating, 0.2 s apart
 
 
 class MigrationError(RuntimeError):
@@ -116,7 +118,14 @@ async def migrate(conn: Conn, directory: Path = MIGRATIONS_DIR,
                     f"(recorded {row['checksum'][:12]}, file {migration.checksum[:12]})"
                 )
         if pending:
-            serving = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", SERVING_LOCK))
+            # a few tries: a house just stopped frees the lock once its backend noticed
+            for attempt in range(SERVING_LOCK_TRIES):
+                if attempt:
+                    await asyncio.sleep(0.2)
+                serving = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)",
+                                                   SERVING_LOCK))
+                if serving:
+                    break
             if not serving:
                 raise MigrationError(
                     "a house is serving this database: stop it before applying"

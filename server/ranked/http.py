@@ -528,12 +528,13 @@ async def _decline(request: web.Request, user: User, body: Mapping[str, Any]) ->
     """Decline the duo invitation of the player named `from` (a form's `partner`); their
     name as stored."""
     name = body.get("from", body.get("partner"))
-    inviter = await _user_id_by_name(_pool(request), name) if (
+    row = await _pool(request).fetchrow(
+        "SELECT id, name FROM users WHERE lower(name) = lower($1)", name.strip()) if (
         isinstance(name, str) and NAME_RE.fullmatch(name.strip())) else None
-    if inviter is None:
+    if row is None:
         raise RankedError("no_invitation", "That player has not invited you.")
-    await _service(request).decline(user.id, inviter)
-    return (await _names(_pool(request), [inviter]))[inviter]
+    await _service(request).decline(user.id, row["id"])
+    return str(row["name"])  # (read before: nothing can fail after the decline is done)
 
 
 async def _join_queue(request: web.Request, user: User, body: Mapping[str, Any]) -> QueueStatus:
