@@ -252,18 +252,15 @@ def _host_problem(host: str, *, quoted: bool) -> str | None:
     return None
 
 
-def _open_to_others(path: Path) -> str:
-    """Who else may read `path` ("" when no one: its owner's only, or not POSIX)."""
+def _open_to_others(path: Path) -> tuple[str, str]:
+    """Who else may read `path` ("" when no one: its owner's only, or not POSIX), and its
+    mode as `chmod` writes it."""
     if os.name != "posix":
-        return ""
+        return "", ""
     mode = path.stat().st_mode
-    return " and ".join(who for who, bit in (("its group", stat.S_IRGRP), ("others",
-                                                                          stat.S_IROTH))
-                        if mode & bit)
-
-
-def _mode_of(path: Path) -> str:
-    return f"{stat.S_IMODE(path.stat().st_mode):04o}"
+    who = " and ".join(name for name, bit in (("its group", stat.S_IRGRP),
+                                              ("others", stat.S_IROTH)) if mode & bit)
+    return who, f"{stat.S_IMODE(mode):04o}"
 
 
 def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]:
@@ -283,11 +280,11 @@ def load_secrets(data_dir: Path, given: Mapping[str, bytes]) -> dict[str, bytes]
         if not isinstance(raw, dict):
             raise ConfigError(f"{path} must hold a JSON object")
         kept = {str(k): str(v) for k, v in raw.items()}
-        open_to = _open_to_others(path)
+        open_to, mode = _open_to_others(path)
         if open_to:
             # as ssh does with a private key: the house's keys readable by others are no
             # longer the house's alone (a restore's `cp` without -p, a umask of 022)
-            raise ConfigError(f"{path} can be read by {open_to} (mode {_mode_of(path)}):"
+            raise ConfigError(f"{path} can be read by {open_to} (mode {mode}):"
                               f" its keys must be this user's only: chmod 600 {path}")
     result: dict[str, bytes] = {}
     changed = False

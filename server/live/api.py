@@ -311,9 +311,10 @@ async def get_table(request: web.Request) -> web.StreamResponse:
     actor = _actor(request)
     body = await actor.call(lambda: _json_of(actor, user.id))
     invite = request.query.get("invite", "")
+    house = house_of(request)
     if actor.kind is TableKind.PRIVATE and body["you"] is None and not (
-            invite and house_of(request).invite_guesses.guess(
-                user.id, invite, actor.invited, house_of(request).clock.now())):
+            invite and house.invite_guesses.guess(user.id, invite, actor.invited,
+                                                  house.clock.now())):
         raise LiveError("table_not_found", "No such table (or it is closed).", 404)
     return web.json_response({"table": body})
 

@@ -126,15 +126,17 @@ class InviteGuesses:
             return 0.0
         return 0.0 if len(times) < self.limit else times[0] + self.window - now
 
-    def check(self, user_id: int, now: float) -> None:
-        """Refuse (429 `too_many_guesses`) a user who sent too many wrong codes lately."""
+    def guess(self, user_id: int, invite: object, opens: Callable[[object], bool],
+              now: float) -> bool:
+        """Whether `invite` (a non-empty code) opens the table: counted when wrong; refused
+        (LiveError 429 `too_many_guesses`) when this user sent too many wrong ones lately."""
         wait = self.wait(user_id, now)
         if wait > 0:
             raise LiveError("too_many_guesses",
                             f"Too many wrong invite codes: try again in {math.ceil(wait)} s.", 429,
                             headers={"Retry-After": str(math.ceil(wait))})
-
-    def failed(self, user_id: int, now: float) -> None:
+        if opens(invite):
+            return True
         times = self.wrong.setdefault(user_id, deque())
         times.append(now)
         if len(times) == self.limit:
@@ -144,15 +146,6 @@ class InviteGuesses:
             for user, kept in list(self.wrong.items()):
                 if not kept or now - kept[-1] >= self.window:
                     del self.wrong[user]
-
-    def guess(self, user_id: int, invite: object, opens: Callable[[object], bool],
-              now: float) -> bool:
-        """Whether `invite` (a non-empty code) opens the table: counted when wrong; refused
-        (LiveError 429) when this user sent too many wrong ones lately."""
-        self.check(user_id, now)
-        if opens(invite):
-            return True
-        self.failed(user_id, now)
         return False
 
 

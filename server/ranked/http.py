@@ -268,11 +268,18 @@ def _record_id(request: web.Request) -> int:
     return record_id
 
 
-async def _user_id_by_name(db: Db, name: object) -> int | None:
+async def _user_by_name(db: Db, name: object) -> tuple[int, str] | None:
+    """A user's id and name as stored, by a name in any case."""
     if not isinstance(name, str) or not name.strip():
         return None
-    value = await db.fetchval("SELECT id FROM users WHERE lower(name) = lower($1)", name.strip())
-    return value if isinstance(value, int) else None
+    row = await db.fetchrow("SELECT id, name FROM users WHERE lower(name) = lower($1)",
+                            name.strip())
+    return None if row is None else (int(row["id"]), str(row["name"]))
+
+
+async def _user_id_by_name(db: Db, name: object) -> int | None:
+    user = await _user_by_name(db, name)
+    return None if user is None else user[0]
 
 
 async def _names(db: Db, ids: Iterable[int | None]) -> dict[int, str]:
@@ -528,13 +535,12 @@ async def _decline(request: web.Request, user: User, body: Mapping[str, Any]) ->
     """Decline the duo invitation of the player named `from` (a form's `partner`); their
     name as stored."""
     name = body.get("from", body.get("partner"))
-    row = await _pool(request).fetchrow(
-        "SELECT id, name FROM users WHERE lower(name) = lower($1)", name.strip()) if (
+    inviter = await _user_by_name(_pool(request), name) if (
         isinstance(name, str) and NAME_RE.fullmatch(name.strip())) else None
-    if row is None:
+    if inviter is None:
         raise RankedError("no_invitation", "That player has not invited you.")
-    await _service(request).decline(user.id, row["id"])
-    return str(row["name"])  # (read before: nothing can fail after the decline is done)
+    await _service(request).decline(user.id, inviter[0])
+    return inviter[1]  # (read before: nothing can fail after the decline is done)
 
 
 async def _join_queue(request: web.Request, user: User, body: Mapping[str, Any]) -> QueueStatus:
