@@ -197,12 +197,27 @@ async def change_password(request: web.Request, current: object, new: object) ->
     ended = set(await accounts.change_password(
         request.app[POOL], user, current, new, request.app[PASSWORD_COST],
         client_group(request), token, request_device(request)))
-    sessions = request.app[SESSION_SOCKETS]
-    for other in [t for t in sessions if t != token and accounts.token_hash(t) in ended]:
-        for ws in list(sessions.pop(other, ())):
-            await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
+    await close_sessions_sockets(request.app, ended, keep=token)
     log.info("password changed", extra={"user": user.name, "ended_sessions": len(ended)})
     return len(ended)
+
+
+async def close_sessions_sockets(app: web.Application, ended: Collection[bytes],
+                                 keep: str | None = None) -> None:
+    """Close, as at a logout, the sockets opened by the sessions whose `token_hash` is in
+    `ended` (sessions just deleted), but those of the session `keep`."""
+    sessions = app[SESSION_SOCKETS]
+    for other in [t for t in sessions if t != keep and accounts.token_hash(t) in ended]:
+        for ws in list(sessions.pop(other, ())):
+            await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
+
+
+def sign_out_request(request: web.Request) -> None:
+    """This request's session was ended while it was answered (a password set by a link): the
+    page is rendered signed out, with a CSRF token of no session (the caller deletes the
+    session cookie on its response)."""
+    request.pop(_USER, None)
+    rotate_csrf(request, session=None)
 
 
 def require_user(request: web.Request) -> User:
@@ -903,6 +918,10 @@ def create_app(
     from server.pages import setup as setup_pages
 
     setup_pages(app)
+    # a forgotten password: the one-time links and the operators' accounts page
+    from server.password_pages import setup as setup_password_pages
+
+    setup_password_pages(app)
     # ranked queues, standings, arena and the operators' abandonment review
     from server.ranked.http import setup as setup_ranked
 

@@ -18,6 +18,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("server.serve", "main", "start the house (embedded PostgreSQL without DATABASE_URL)"),
     "migrate": ("server.serve", "migrate_main", "apply pending SQL migrations and exit"),
     "operator": ("server.serve", "operator_main", "give an account the operator role"),
+    "password-link": ("server.serve", "password_link_main",
+                      "a one-time link to choose a new password (a forgotten one)"),
     "keys": ("server.keys", "main", "rotate the signing key (keys rotate; the house stopped)"),
     "bots": ("server.botclient", "main", "run bot clients against a server over the protocol"),
 }
@@ -26,7 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
 def _usage() -> str:
     lines = ["usage: barajamos COMMAND [ARGS...]", "", "commands:"]
     for name, (_, _, text) in SUBCOMMANDS.items():
-        lines.append(f"  {name:<10} {text}")
+        lines.append(f"  {name:<14} {text}")
     return "\n".join(lines)
 
 

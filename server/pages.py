@@ -20,7 +20,7 @@ import jinja2
 import markupsafe
 from aiohttp import web
 
-from server import accounts
+from server import accounts, password_links
 from server.accounts import MAX_PASSWORD, MIN_PASSWORD, AccountError, User
 from server.app import (
     CONFIG,
@@ -397,7 +397,18 @@ def _password_error_pt(exc: AccountError, new: object) -> FormError:
 async def account_page(request: web.Request) -> web.Response:
     if current_user(request) is None:
         return _login_wall(request)
-    return render(request, "account.html")
+    return await _account(request)
+
+
+async def _account(request: web.Request, *, status: int = 200,
+                   headers: dict[str, str] | None = None, **context: Any) -> web.Response:
+    """The account page; it says the account's newest password link, if any was ever made (a
+    player sees that an operator reset their password, and when)."""
+    user = current_user(request)
+    assert user is not None
+    link = await password_links.newest_of(request.app[POOL], user.id)
+    return render(request, "account.html", status=status, headers=headers, reset_link=link,
+                  when=local_time, **context)
 
 
 async def password_form(request: web.Request) -> web.Response:
@@ -427,14 +438,14 @@ async def password_form(request: web.Request) -> web.Response:
         except AccountError as exc:
             errors.insert(0, _password_error_pt(exc, new))
             status, headers = exc.status, exc.headers()
-        return render(request, "account.html", status=status, headers=headers,
-                      errors=by_field(errors))
+        return await _account(request, status=status, headers=headers,
+                              errors=by_field(errors))
     try:
         ended = await change_password(request, current, new)
     except AccountError as exc:
-        return render(request, "account.html", status=exc.status, headers=exc.headers(),
-                      errors=by_field([_password_error_pt(exc, new)]))
-    page = render(request, "account.html", changed=True, ended_sessions=ended)
+        return await _account(request, status=exc.status, headers=exc.headers(),
+                              errors=by_field([_password_error_pt(exc, new)]))
+    page = await _account(request, changed=True, ended_sessions=ended)
     # the new password revoked every device cookie: this browser gets one for it
     await keep_device(request, page, user)
     return page

@@ -11,6 +11,7 @@ import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC
 from pathlib import Path
 
 from aiohttp import web
@@ -229,6 +230,55 @@ def operator_main(argv: list[str]) -> int:
         return config
     setup_logging(config.log_level)
     return asyncio.run(_set_operator(config, args.name, not args.revoke))
+
+
+def password_link_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="barajamos password-link",
+        description="Make a one-time link to choose a new password for an account (a player's"
+                    " or an operator's), good for 24 hours; it replaces the account's unused"
+                    " links. Hand it only to the account's owner (docs/OPERATIONS.md).")
+    parser.add_argument("name", help="the account's name")
+    parser.add_argument("--url", help="the house's public address the link starts with"
+                        " (default: the first of BARAJAMOS_ALLOWED_ORIGINS, else"
+                        " http://HOST:PORT of the settings)")
+    _common(parser)
+    args = parser.parse_args(argv)
+    config = _existing_house("barajamos password-link", args)
+    if isinstance(config, int):
+        return config
+    base = args.url or (config.allowed_origins[0] if config.allowed_origins
+                        else f"http://{config.host}:{config.port}")
+    setup_logging(config.log_level)
+    return asyncio.run(_password_link(config, args.name, base.rstrip("/")))
+
+
+async def _password_link(config: Config, name: str, base: str) -> int:
+    from server.accounts import AccountError
+    from server.db import create_pool, migrate
+    from server.password_links import PATH, make
+
+    try:
+        with house_database(config) as dsn:
+            pool = await create_pool(dsn, min_size=1, max_size=1)
+            try:
+                async with pool.acquire() as conn:
+                    await migrate(conn)
+                token, link = await make(pool, name, None)
+            finally:
+                await pool.close()
+    except AccountError as exc:
+        print(f"barajamos password-link: {exc.message}", file=sys.stderr)
+        return 1
+    except startup_errors() as exc:
+        print(f"barajamos password-link: {exc}", file=sys.stderr)
+        return 1
+    log.info("password link made", extra={"user": link.user_name, "made_by": "command line",
+                                          "link": link.id})
+    expires = link.expires_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"{link.user_name}: {base}{PATH}{token}")
+    print(f"good once, until {expires}; hand it only to {link.user_name}", file=sys.stderr)
+    return 0
 
 
 async def _set_operator(config: Config, name: str, operator: bool) -> int:

@@ -3,8 +3,11 @@
 // keyboard focus goes to that field, not to the top of the page. (The pages allow no inline
 // script: this file is loaded by every page, and does nothing where no field is invalid.)
 
+// A page answering an accepted form whose result must be read first (an operator's new password
+// link) marks that result's heading `data-focus-on-load`: the focus starts there.
 const invalid = document.querySelector('main form [aria-invalid="true"]');
 if (invalid) invalid.focus();
+else document.querySelector("main [data-focus-on-load]")?.focus();
 
 // On a phone the header's links, my name and "Sair" fold behind its "Menu" button (the
 // stylesheet folds them only in narrow windows, and only once this has run: without it every
