@@ -704,8 +704,38 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
+    if not metrics_allowed(request):
+        return json_error(403, "metrics_forbidden", "The metrics are served only to this"
+                          " machine and to BARAJAMOS_METRICS_FROM.")
     return web.Response(body=request.app[METRICS].render(),
                         content_type="text/plain", charset="utf-8")
+
+
+# headers a proxy adds: a request that carries one came through a proxy, whose client it names
+_FORWARDING_HEADERS: Final = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+
+
+def metrics_allowed(request: web.Request) -> bool:
+    """Whether the client may read /metrics: this machine (loopback) or one of
+    `BARAJAMOS_METRICS_FROM`. Its counters move with each table's moves (by verb: a team's
+    hidden votes), its signals and its writes, so anyone polling it next to a table in play
+    would learn what the table keeps from them. Through a trusted proxy the client is the one
+    the proxy names (`client_address`); a request that came through a proxy the house was not
+    told of (it carries a forwarding header) is refused, whatever its peer: a proxy on this
+    machine would make every visitor look local."""
+    config = request.app[CONFIG]
+    peer = request.remote or ""
+    if not (config.trusted_proxies and _is_one_of(peer, config.trusted_proxies)) and any(
+            name in request.headers for name in _FORWARDING_HEADERS):
+        return False
+    client = client_address(request)
+    try:
+        ip = ipaddress.ip_address(client)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # an IPv4 peer on a dual-stack socket
+    return ip.is_loopback or _is_one_of(client, config.metrics_from)
 
 
 def _user_json(user: User | None) -> dict[str, Any] | None:

@@ -56,6 +56,10 @@ class Config:
     # client's address is read from X-Forwarded-For (`server.app.client_address`); from anyone
     # else it is ignored
     trusted_proxies: frozenset[IPAddress | IPNetwork] = frozenset()
+    # addresses (or CIDR ranges) besides the machine's own (loopback) that may read /metrics: its
+    # counters move with every table's moves, votes and signals (a poll next to a table would
+    # tell hidden ones), so it is nobody else's (`server.app.metrics_allowed`)
+    metrics_from: frozenset[IPAddress | IPNetwork] = frozenset()
     # cookies marked Secure (set when served over HTTPS)
     secure_cookies: bool = False
     log_level: str = "INFO"
@@ -364,6 +368,9 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
     if "BARAJAMOS_TRUSTED_PROXIES" in env:
         values["trusted_proxies"] = parse_addresses("BARAJAMOS_TRUSTED_PROXIES",
                                                     env["BARAJAMOS_TRUSTED_PROXIES"])
+    if "BARAJAMOS_METRICS_FROM" in env:
+        values["metrics_from"] = parse_addresses("BARAJAMOS_METRICS_FROM",
+                                                 env["BARAJAMOS_METRICS_FROM"])
     if "BARAJAMOS_SECURE_COOKIES" in env:
         flag = env["BARAJAMOS_SECURE_COOKIES"].strip().lower()
         if flag not in ("1", "true", "yes", "0", "false", "no"):
