@@ -44,6 +44,12 @@ DATABASE_MODE = web.AppKey("database_mode", str)
 DSN = web.AppKey("dsn", str)
 STARTED_AT = web.AppKey("started_at", float)
 # the sockets each session opened (by session cookie): a logout closes them with it
+# each signed-in player's latest address (`client_group`), kept from their every request (the
+# pages poll): ranked and arena pairing never seat players from one address at one table
+# (server/ranked/service.py). Not kept for this machine's own (loopback): a trial house, or
+# the tests, whose players all come from it. Memory only: after a restart it fills again with
+# the players' next requests (their pages ask every few seconds)
+LAST_ADDRESS = web.AppKey("last_address", dict[int, str])
 SESSION_SOCKETS = web.AppKey("session_sockets", dict[str, set[web.WebSocketResponse]])
 HEALTH_TIMEOUT = 2.0  # seconds `/health` waits for the database before answering 503
 # a probe running this long is on a connection that will never answer: it is cut
@@ -561,6 +567,9 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
         user = await accounts.user_for_token(request.app[POOL], token)
         if user is not None:
             request[_USER] = user
+            client = client_address(request)
+            if not is_loopback(client):
+                request.app[LAST_ADDRESS][user.id] = address_group(client)
     if request.method not in _SAFE_METHODS:
         if not origin_allowed(request):
             raise ApiError(403, "bad_origin", "Cross-site request refused.")
@@ -729,13 +738,19 @@ def metrics_allowed(request: web.Request) -> bool:
             name in request.headers for name in _FORWARDING_HEADERS):
         return False
     client = client_address(request)
+    return is_loopback(client) or _is_one_of(client, config.metrics_from)
+
+
+def is_loopback(address: str) -> bool:
+    """Whether `address` is this machine's own (127.0.0.0/8, ::1; an IPv4 one on a dual-stack
+    socket too)."""
     try:
-        ip = ipaddress.ip_address(client)
+        ip = ipaddress.ip_address(address)
     except ValueError:
         return False
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # an IPv4 peer on a dual-stack socket
-    return ip.is_loopback or _is_one_of(client, config.metrics_from)
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
 
 
 def _user_json(user: User | None) -> dict[str, Any] | None:
@@ -928,6 +943,7 @@ def create_app(
     app[PASSWORD_COST] = password_cost
     app[STARTED_AT] = time.time()
     app[SESSION_SOCKETS] = {}
+    app[LAST_ADDRESS] = {}
     app[_HEALTH_PROBE] = []
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_pruning)

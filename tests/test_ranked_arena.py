@@ -260,3 +260,21 @@ def test_players_of_a_table_none_of_them_came_to_leave_the_pairing() -> None:
         assert e.out == "absent"
     a = a.join(table.players[0], 1500, START + 200)  # back by joining again
     assert len(a.pair(START + 200)[1]) == 1
+
+
+def test_players_from_one_address_never_meet() -> None:
+    # a review: a second account joined with the first, was paired with it and threw every
+    # match (2, 4, then 8 points in 45 s)
+    one = {1: "203.0.113.5", 2: "203.0.113.5"}
+    a = arena(1500, 1500)
+    assert a.pair(START, addresses=one)[1] == ()
+    assert a.pair(START + REMATCH_WAIT + 60, addresses=one)[1] == ()
+    a = arena(1500, 1500, 1500)
+    _, tables = a.pair(START, addresses={**one, 3: "198.51.100.7"})
+    assert [t.teams for t in tables] == [((1,), (3,))]
+    # 2v2: the next players in the order, none from an address already at the table
+    a = arena(1500, 1500, 1500, 1500, 1500, seats=4)
+    _, tables = a.pair(START, addresses={1: "a", 2: "a", 3: "b", 4: "c", 5: "d"})
+    assert [sorted(t.players) for t in tables] == [[1, 3, 4, 5]]
+    a = arena(1500, 1500, 1500, 1500, seats=4)
+    assert a.pair(START, addresses={1: "a", 2: "a", 3: "b", 4: "c"})[1] == ()

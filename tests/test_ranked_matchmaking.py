@@ -232,3 +232,27 @@ def test_who_is_queued_is_what_the_tickets_say(
         for someone in range(12):
             scanned = next((t for t in mm.tickets if someone in t.players), None)
             assert mm.queued(someone) is scanned
+
+
+def test_tickets_from_one_address_never_meet() -> None:
+    # a review: one person's two accounts queued together were paired with each other, one
+    # throwing every hand to hand the other its stake and rating points
+    home, away = {1: "203.0.113.5", 2: "203.0.113.5"}, {3: "198.51.100.7"}
+    mm = queue((SOLO, [(1, 1500)], 0), (SOLO, [(2, 1500)], 1))
+    assert mm.pair(T0 + 600, home)[1] == ()  # any wait: never
+    assert len(mm.pair(T0 + 1)[1]) == 1  # told nothing of their addresses: paired
+    # a third player elsewhere meets the longest-waiting one, however farther their ratings
+    mm = queue((SOLO, [(1, 1500)], 0), (SOLO, [(2, 1500)], 1), (SOLO, [(3, 1580)], 2))
+    mm, matches = mm.pair(T0 + 2, {**home, **away})
+    assert [m.teams for m in matches] == [((1,), (3,))]
+    assert [t.players for t in mm.tickets] == [(2,)]
+    # 2v2: a duo from one address plays together as ever; two solos from one address are never
+    # at one table, on either side
+    duo = queue((DUOS, [(1, 1500), (2, 1500)], 0), (DUOS, [(3, 1500)], 1),
+                (DUOS, [(4, 1500)], 2))
+    assert len(duo.pair(T0 + 2, {1: "a", 2: "a", 3: "b", 4: "c"})[1]) == 1
+    assert duo.pair(T0 + 2, {1: "a", 2: "a", 3: "b", 4: "b"})[1] == ()
+    assert duo.pair(T0 + 2, {1: "a", 2: "b", 3: "b", 4: "c"})[1] == ()
+    solos = queue(*((DUOS, [(p, 1500)], p) for p in range(1, 6)))
+    _, matches = solos.pair(T0 + 6, {1: "a", 2: "a", 3: "b", 4: "c", 5: "d"})
+    assert [sorted(m.seating) for m in matches] == [[1, 3, 4, 5]]

@@ -12,7 +12,9 @@
   opponent again only once both have waited `REMATCH_WAIT` (two players who finish together
   would otherwise meet every time while the rest of the arena plays on). 2v2 takes four players
   in that order and seats them by standing as (1st + 4th) against (2nd + 3rd), the most even
-  split. Players left over wait for the next call.
+  split. Players left over wait for the next call. Players from one address (`pair`'s
+  `addresses`) never meet at one table: one person's second account would feed the first its
+  wins.
 - Scoring (`finish`): a win is worth 2 points; a win when the player's last two results were
   wins (a streak of 2 or more) is worth double, 4. A loss scores 0 and ends the streak. A table
   cancelled by a server fault scores nothing and leaves streaks alone. An abandoner loses and is
@@ -25,7 +27,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 PlayerId = int
@@ -166,12 +168,18 @@ class Arena:
             for rank, e in enumerate(ordered, start=1)
         )
 
-    def pair(self, now: float, away: frozenset[PlayerId] = frozenset()
+    def pair(self, now: float, away: frozenset[PlayerId] = frozenset(),
+             addresses: Mapping[PlayerId, str] | None = None
              ) -> tuple[Arena, tuple[Table, ...]]:
         """Seat every waiting player that can be seated now (those `away`, playing elsewhere,
-        wait for a later round)."""
+        wait for a later round); players from one of `addresses` never at one table."""
         if not self.running(now):
             return self, ()
+        known = addresses or {}
+
+        def apart(e: Entrant, others: Sequence[Entrant]) -> bool:
+            mine = known.get(e.player)
+            return mine is None or all(known.get(o.player) != mine for o in others)
 
         def standing(e: Entrant) -> tuple[float, float, PlayerId]:
             return (-e.points, -e.rating, e.player)
@@ -187,17 +195,29 @@ class Arena:
             teams: tuple[tuple[PlayerId, ...], tuple[PlayerId, ...]]
             if self.seats == 2:
                 pick = next((i for i, e in enumerate(waiting)
-                             if e.player not in first.last_opponents), None)
+                             if e.player not in first.last_opponents and apart(e, [first])),
+                            None)
                 if pick is None:
                     pick = next((i for i, e in enumerate(waiting)
-                                 if now - max(first.free_since, e.free_since) >= REMATCH_WAIT),
-                                None)
+                                 if now - max(first.free_since, e.free_since) >= REMATCH_WAIT
+                                 and apart(e, [first])), None)
                 if pick is None:
                     continue  # only the opponent just met is free: both wait a little
                 second = waiting.pop(pick)
                 teams = ((first.player,), (second.player,))
             else:
-                a, b, c, d = sorted([first, *(waiting.pop(0) for _ in range(3))], key=standing)
+                # the next three in the order, none from an address already at the table
+                chosen = [first]
+                for e in waiting:
+                    if len(chosen) == 4:
+                        break
+                    if apart(e, chosen):
+                        chosen.append(e)
+                if len(chosen) < 4:
+                    continue  # no table without two from one address: they wait
+                for e in chosen[1:]:
+                    waiting.remove(e)
+                a, b, c, d = sorted(chosen, key=standing)
                 teams = ((a.player, d.player), (b.player, c.player))
             tables.append(Table(next_id, teams, now))
             next_id += 1

@@ -16,6 +16,10 @@ member is nearest the anchor. Duos stay together; four solos are split so the tw
 ratings are as close as possible. The first team holds
 the longest-waiting ticket; seats alternate teams (team 0 on seats 0 and 2). A player is in at
 most one ticket of one queue.
+
+Tickets whose players come from one address (`pair`'s `addresses`: each player's latest, as the
+server saw it) never meet at one table: one person's accounts would otherwise be paired with
+each other to hand over chips and rating (a duo, one ticket, plays together as ever).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import combinations
@@ -163,8 +167,12 @@ class Matchmaker:
         return gap <= min(self.window.width(now - a.joined_at),
                           self.window.width(now - b.joined_at))
 
-    def pair(self, now: float) -> tuple[Matchmaker, tuple[Match, ...]]:
-        """Every match that can be made now, and the queue without their tickets."""
+    def pair(self, now: float, addresses: Mapping[PlayerId, str] | None = None
+             ) -> tuple[Matchmaker, tuple[Match, ...]]:
+        """Every match that can be made now, and the queue without their tickets; tickets with
+        a player each at one of `addresses` never meet (a player not in it is told apart from
+        everyone)."""
+        known = addresses or {}
         waiting = sorted(self.tickets, key=_order)
         # per queue, the tickets by rating: an anchor looks outwards from its own place, nearest
         # ratings first, and stops where its own window ends
@@ -183,8 +191,8 @@ class Matchmaker:
             book = books[anchor.key]
             others = sizes[anchor.key].copy()
             others[len(anchor.players)] -= 1
-            nearest = partial(self._nearest, anchor, book[0], book[1], now)
-            group = self._gather(anchor, nearest, others, now)
+            nearest = partial(self._nearest, anchor, book[0], book[1], now, known)
+            group = self._gather(anchor, nearest, others, now, known)
             if group is None:
                 continue
             for ticket in group:
@@ -197,7 +205,8 @@ class Matchmaker:
         return replace(self, tickets=rest), tuple(matches)
 
     def _nearest(
-        self, anchor: Ticket, tickets: list[Ticket], keys: list[tuple[float, int]], now: float
+        self, anchor: Ticket, tickets: list[Ticket], keys: list[tuple[float, int]], now: float,
+        addresses: Mapping[PlayerId, str],
     ) -> Iterator[Ticket]:
         """The tickets acceptable to the anchor, by rating gap; equal gaps longest-waiting first."""
         reach = self.window.width(now - anchor.joined_at)
@@ -217,7 +226,7 @@ class Matchmaker:
                 tied.append(tickets[right])
                 right += 1
             for ticket in sorted(tied, key=_order):
-                if self.acceptable(anchor, ticket, now):
+                if self.acceptable(anchor, ticket, now) and apart(anchor, ticket, addresses):
                     yield ticket
 
     def _gather(
@@ -226,6 +235,7 @@ class Matchmaker:
         candidates: Callable[[], Iterator[Ticket]],
         available: Counter[int],
         now: float,
+        addresses: Mapping[PlayerId, str],
     ) -> list[Ticket] | None:
         """The anchor's table: for each way to fill the remaining seats with solos and duos, take
         the closest candidates of those sizes that accept every member so far; of the tables so
@@ -241,7 +251,8 @@ class Matchmaker:
                 if not needed:
                     break
                 size = len(ticket.players)
-                if size in needed and all(self.acceptable(ticket, m, now) for m in group):
+                if size in needed and all(self.acceptable(ticket, m, now)
+                                          and apart(ticket, m, addresses) for m in group):
                     group.append(ticket)
                     needed.remove(size)
             if not needed:
@@ -254,6 +265,12 @@ class Matchmaker:
             return (max(gaps), sum(gaps), sorted(_order(t) for t in group[1:]))
 
         return min(found, key=rank)
+
+
+def apart(a: Ticket, b: Ticket, addresses: Mapping[PlayerId, str]) -> bool:
+    """Whether no player of `a` came from the address of a player of `b`."""
+    mine = {addresses[p] for p in a.players if p in addresses}
+    return not mine or not any(addresses.get(p) in mine for p in b.players)
 
 
 def _partitions(total: int, largest: int) -> list[tuple[int, ...]]:

@@ -37,7 +37,7 @@ from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 import asyncpg
 from aiohttp import web
 
-from server.app import CLOCK, POOL
+from server.app import CLOCK, LAST_ADDRESS, POOL
 from server.clock import Clock, Timer
 from server.db import Conn
 from server.live.model import TableKind
@@ -376,6 +376,11 @@ class RankedService:
         self.declined: dict[int, tuple[int, float]] = {}
         # when each player last asked for their queue status (`seen`); a start counts for all
         self.last_seen: dict[int, float] = {}
+        # each player's latest address, as the house saw it (`server.app.LAST_ADDRESS`; none
+        # for a player on the house's own machine): players from one address never meet at
+        # one table, in a queue or an arena (one person's accounts would hand each other
+        # chips, rating and arena points)
+        self.addresses: Mapping[int, str] = {}
         self._started_at = clock.now()
         self.formed: list[FormedTable] = []
         self.seated: dict[int, str] = {}  # user -> ranked table id
@@ -875,7 +880,7 @@ class RankedService:
             self._expire_invitations()
             self._drop_gone(now)
             self._forget_old(now)
-            self.matchmaker, matches = self.matchmaker.pair(now)
+            self.matchmaker, matches = self.matchmaker.pair(now, self.addresses)
             for made in matches:
                 self.formed.append(FormedTable(TableKind.RANKED, made.key.variant, made.seating,
                                                self.settings.stake, now, match=made))
@@ -1135,7 +1140,8 @@ class RankedService:
             return  # the entrants wait: nobody is seated at a table that cannot open
         # an entrant playing a match at another table waits for it to end: never two clocks
         waiting = [e.player for e in event.arena.entrants if e.active and not e.busy]
-        event.arena, tables = event.arena.pair(now, away=await self._at_tables(waiting))
+        event.arena, tables = event.arena.pair(now, away=await self._at_tables(waiting),
+                                               addresses=self.addresses)
         for table in tables:
             self.formed.append(FormedTable(
                 TableKind.ARENA, event.variant,
@@ -1195,6 +1201,8 @@ RANKED_SETTINGS: web.AppKey[RankedSettings] = web.AppKey("ranked_settings")
 
 async def _service(app: web.Application) -> AsyncIterator[None]:
     service = RankedService(app[POOL], app[CLOCK], app.get(LAUNCHER), app[RANKED_SETTINGS])
+    addresses: dict[int, str] = app[LAST_ADDRESS]
+    service.addresses = addresses
     app[RANKED] = service
     await service.restore()
     service.start()
