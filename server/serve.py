@@ -10,9 +10,10 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from aiohttp import web
 
@@ -21,7 +22,11 @@ from server.logs import setup_logging
 from server.loops import Collector, new_event_loop, quiet_gc
 from server.metrics import Metrics
 
+if TYPE_CHECKING:
+    import asyncpg
+
 log = logging.getLogger("barajamos")
+T = TypeVar("T")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -253,20 +258,26 @@ def password_link_main(argv: list[str]) -> int:
     return asyncio.run(_password_link(config, args.name, base.rstrip("/")))
 
 
+async def _on_house(config: Config, work: Callable[[asyncpg.Pool], Awaitable[T]]) -> T:
+    """`work` done on the database of an existing house (`house_database`), migrated first."""
+    from server.db import create_pool, migrate
+
+    with house_database(config) as dsn:
+        pool = await create_pool(dsn, min_size=1, max_size=1)
+        try:
+            async with pool.acquire() as conn:
+                await migrate(conn)
+            return await work(pool)
+        finally:
+            await pool.close()
+
+
 async def _password_link(config: Config, name: str, base: str) -> int:
     from server.accounts import AccountError
-    from server.db import create_pool, migrate
     from server.password_links import PATH, make
 
     try:
-        with house_database(config) as dsn:
-            pool = await create_pool(dsn, min_size=1, max_size=1)
-            try:
-                async with pool.acquire() as conn:
-                    await migrate(conn)
-                token, link = await make(pool, name, None)
-            finally:
-                await pool.close()
+        token, link = await _on_house(config, lambda pool: make(pool, name, None))
     except AccountError as exc:
         print(f"barajamos password-link: {exc.message}", file=sys.stderr)
         return 1
@@ -283,17 +294,10 @@ async def _password_link(config: Config, name: str, base: str) -> int:
 
 async def _set_operator(config: Config, name: str, operator: bool) -> int:
     from server.accounts import Role, set_role
-    from server.db import create_pool, migrate
 
     try:
-        with house_database(config) as dsn:
-            pool = await create_pool(dsn, min_size=1, max_size=1)
-            try:
-                async with pool.acquire() as conn:
-                    await migrate(conn)
-                changed = await set_role(pool, name, Role.OPERATOR if operator else Role.PLAYER)
-            finally:
-                await pool.close()
+        changed = await _on_house(config, lambda pool: set_role(
+            pool, name, Role.OPERATOR if operator else Role.PLAYER))
     except startup_errors() as exc:
         print(f"barajamos operator: {exc}", file=sys.stderr)
         return 1
