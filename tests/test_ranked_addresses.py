@@ -105,3 +105,21 @@ async def test_players_on_this_machine_are_not_told_apart(proxied: House) -> Non
     assert house.app[LAST_ADDRESS] == {}
     await house.clock.advance(2)
     assert await state(ana) == "paired"
+
+
+async def test_a_queue_all_from_one_address_is_said_in_the_log(
+        proxied: House, caplog: pytest.LogCaptureFixture) -> None:
+    # a proxy on another machine not named in BARAJAMOS_TRUSTED_PROXIES puts every player at
+    # its address: nobody is paired, and the operator is told the likely cause
+    house = proxied
+    players = [await player(house, name, "10.0.0.9") for name in ("ana", "bia", "caio")]
+    for p in players:
+        await p.json("/api/ranked/queue", QUEUE)
+    with caplog.at_level("WARNING", logger="barajamos.ranked"):
+        for _ in range(5):
+            await house.clock.advance(2)
+            for p in players:
+                assert await state(p) == "queued"
+    said = [r for r in caplog.records if r.getMessage() == "ranked_one_address"]
+    assert len(said) == 1 and said[0].players == 3  # type: ignore[attr-defined]
+    assert "BARAJAMOS_TRUSTED_PROXIES" in said[0].hint  # type: ignore[attr-defined]

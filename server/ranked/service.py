@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -55,6 +56,8 @@ from truco.outcome import Termination
 from truco.variants import Variant
 
 log = logging.getLogger("barajamos.ranked")
+# how often the house warns that every queued player comes from one address
+ONE_ADDRESS_EVERY = 600.0
 
 _TABLE_ID = re.compile(r"[0-9a-f]{16}")
 # a duo invitation not answered within this time lapses
@@ -381,6 +384,7 @@ class RankedService:
         # one table, in a queue or an arena (one person's accounts would hand each other
         # chips, rating and arena points)
         self.addresses: Mapping[int, str] = {}
+        self._said_one_address = -math.inf
         self._started_at = clock.now()
         self.formed: list[FormedTable] = []
         self.seated: dict[int, str] = {}  # user -> ranked table id
@@ -887,6 +891,7 @@ class RankedService:
                 log.info("ranked_paired", extra={"variant": made.key.variant.value,
                                                  "seats": made.key.seats,
                                                  "seating": list(made.seating)})
+            self._say_one_address(now)
             for event in self.arenas.values():
                 await self._arena_round(event, now)
             await self._open_tables()
@@ -894,6 +899,22 @@ class RankedService:
             await self._persist_queue()
             for event in self.arenas.values():
                 await self._persist_arena(event)
+
+    def _say_one_address(self, now: float) -> None:
+        """Every waiting player from one address, several tickets of them: nobody can be paired,
+        and the likeliest cause is the house's (a reverse proxy not named in
+        BARAJAMOS_TRUSTED_PROXIES puts everyone at its address). Logged as a warning, every 10
+        minutes at most while it lasts."""
+        players = [p for t in self.matchmaker.tickets for p in t.players]
+        seen = {self.addresses.get(p) for p in players}
+        if len(self.matchmaker.tickets) < 2 or len(seen) != 1 or None in seen:
+            return
+        if now - self._said_one_address < ONE_ADDRESS_EVERY:
+            return
+        self._said_one_address = now
+        log.warning("ranked_one_address", extra={
+            "players": len(players), "hint": "every queued player comes from one address and"
+            " none can be paired: is the reverse proxy named in BARAJAMOS_TRUSTED_PROXIES?"})
 
     async def _open_tables(self) -> None:
         if self.launcher is None:
