@@ -44,6 +44,9 @@ DATABASE_MODE = web.AppKey("database_mode", str)
 DSN = web.AppKey("dsn", str)
 STARTED_AT = web.AppKey("started_at", float)
 # the sockets each session opened (by session cookie): a logout closes them with it
+# routes whose path holds a secret (a password link's token, good for a day): their request
+# log line names the route's pattern instead (a log is read by more people than the players)
+SECRET_PATHS: Final = frozenset({"reset_page", "reset_form"})
 # each signed-in player's latest address (`client_group`), kept from their every request (the
 # pages poll): ranked and arena pairing never seat players from one address at one table
 # (server/ranked/service.py). Not kept for this machine's own (loopback): a trial house, or
@@ -502,7 +505,8 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         # the database did not answer (or the connection broke) outside a table's actor, whose
         # writes say so themselves: a 503 to try again, not a bug's 500
         log.warning("database unavailable", extra={"method": request.method,
-                                                   "path": request.path, "error": repr(exc)})
+                                                   "path": logged_path(request),
+                                                   "error": repr(exc)})
         if request.writer.output_size > 0:
             raise
         if _wants_page(request):
@@ -526,7 +530,7 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         # a backstop, not a way to answer bad input (every refusal is a 4xx raised above): log
         # it, and answer in the API's shape (or a page) rather than aiohttp's plain-text 500
         log.exception("unhandled error", extra={"method": request.method,
-                                                "path": request.path})
+                                                "path": logged_path(request)})
         if request.writer.output_size > 0:
             raise  # a response (or a WebSocket) is already under way: nothing more to send
         if _wants_page(request):
@@ -646,9 +650,18 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         if isinstance(match_info, MatchInfoError):
             _let_go(match_info)
         if request.path not in ("/metrics", "/health"):
-            log.info("request", extra={"method": request.method, "path": request.path,
+            log.info("request", extra={"method": request.method, "path": logged_path(request),
                                        "status": status,
                                        "ms": round((time.perf_counter() - started) * 1000, 2)})
+
+
+def logged_path(request: web.Request) -> str:
+    """The request's path as a log line says it: a route whose path holds a secret
+    (`SECRET_PATHS`) by its pattern ("/account/reset/{token}")."""
+    route = request.match_info.route
+    if route.name in SECRET_PATHS and route.resource is not None:
+        return route.resource.canonical
+    return request.path
 
 
 def _media_type(request: web.Request) -> None:
