@@ -541,6 +541,9 @@ async def test_reload_mid_hand_recovers_the_table(
     await create_table(page, "mineiro", 2, "training")
     # my entropy as a phrase: its UTF-8 bytes exactly as typed
     phrase = "Truco! ñandú 🂡"
+    # it goes into the public record for good: said with the field (a privacy review)
+    await expect(page.get_by_label("Usar uma frase como entropia")).to_have_accessible_description(
+        re.compile("fica pública para sempre no registro assinado da mão"))
     await page.get_by_label("Usar uma frase como entropia").fill("x" * 257)
     await expect(page.locator("#entropy-phrase-error")).to_contain_text("257 bytes")
     await page.get_by_label("Usar uma frase como entropia").fill(phrase)
