@@ -38,6 +38,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     Policy,
     browser_fixture,
     create_table,
+    kept_js,
     live_server_fixture,
     new_page,
     play_hand,
@@ -210,6 +211,7 @@ async def test_without_the_anchor_or_a_seen_commitment_nothing_is_verificado(
     live_server: LiveServer, browser: Browser
 ) -> None:
     page = await new_page(browser, live_server)
+    await signup(page, live_server, "ancora_1")  # what a browser keeps is its player's
     await house_key(page, HOUSE)
     verdict = page.locator("#verdict")
     when = page.locator("#rec-commitment-when")
@@ -241,8 +243,8 @@ async def test_without_the_anchor_or_a_seen_commitment_nothing_is_verificado(
     await serve_chain(page, TABLE, None)
     shown = RECORDS[1]["commitment"]
     await page.evaluate(
-        """([table, commitment]) => localStorage.setItem("barajamos:hands", JSON.stringify([
-             {table, hand: 2, variant: "paulista", seat: 0, bots: [1], at: 1, commitment}]))""",
+        kept_js("[table, commitment]", """localStorage.setItem(kept("hands"), JSON.stringify([
+             {table, hand: 2, variant: "paulista", seat: 0, bots: [1], at: 1, commitment}]))"""),
         [TABLE, shown],
     )
     await open_hand(page, live_server, RECORDS[1])
@@ -261,8 +263,8 @@ async def test_without_the_anchor_or_a_seen_commitment_nothing_is_verificado(
     )
     # kept apart from the played hands (a reload mid-hand): the same
     await page.evaluate(
-        """([table, commitment]) => { localStorage.removeItem("barajamos:hands");
-             localStorage.setItem(`barajamos:commitment:${table}-2`, commitment); }""",
+        kept_js("[table, commitment]", """localStorage.removeItem(kept("hands"));
+             localStorage.setItem(kept(`commitment:${table}-2`), commitment);"""),
         [TABLE, shown],
     )
     await page.reload()
@@ -344,14 +346,15 @@ async def test_the_offline_command_carries_my_contribution_quoted_for_a_shell(
     live_server: LiveServer, browser: Browser
 ) -> None:
     page = await new_page(browser, live_server)
+    await signup(page, live_server, "comando_1")  # what a browser keeps is its player's
     await house_key(page, HOUSE)
     await serve_chain(page, TABLE, [ANCHOR, *RECORDS])
     record = next(r for r in RECORDS if isinstance(r["contributions"][0], str))
     mine = record["contributions"][0]
     await page.goto(live_server.url("/verify"))
     await page.evaluate(
-        "([key, hex]) => localStorage.setItem(key, hex)",
-        [f"barajamos:mine:{TABLE}-{record['hand']}", mine],
+        kept_js("[key, hex]", "localStorage.setItem(kept(key), hex)"),
+        [f"mine:{TABLE}-{record['hand']}", mine],
     )
     await open_hand(page, live_server, record)
     await expect(check(page, "mine")).to_have_attribute("data-status", "pass")
@@ -503,7 +506,8 @@ async def test_the_live_table_fails_a_record_that_drops_the_commitment_it_showed
     await expect(last).to_contain_text("FALHOU (seen)")
     await expect(last).to_contain_text("não é o compromisso que a mesa mostrou antes da mão")
     # the commitment the table showed is kept with the played hand
-    played = await page.evaluate("() => JSON.parse(localStorage.getItem('barajamos:hands'))")
+    played = await page.evaluate(
+        kept_js("", "return JSON.parse(localStorage.getItem(kept('hands')))"))
     assert any(
         h["table"] == table_id and h["hand"] == 1 and h["commitment"] == shown for h in played
     ), played

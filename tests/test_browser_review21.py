@@ -23,6 +23,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     LiveServer,
     browser_fixture,
     create_table,
+    kept_js,
     live_server_fixture,
     new_page,
     signup,
@@ -187,8 +188,9 @@ async def test_two_tabs_keep_the_contribution_the_server_took(
                             "automatic": 1}))
     for tab in (page, other):
         await expect(tab.locator('#players li[data-seat="1"]')).to_contain_text("ausente")
-    stored = [await tab.evaluate("(id) => localStorage.getItem(`barajamos:mine:${id}-2`)",
-                                 TABLE_ID) for tab in (page, other)]
+    stored = [await tab.evaluate(
+        kept_js("id", "return localStorage.getItem(kept(`mine:${id}-2`))"), TABLE_ID)
+        for tab in (page, other)]
     assert taken and stored == [taken[0], taken[0]]
 
 
@@ -225,7 +227,8 @@ async def test_entropy_lost_before_a_replay_past_its_hand_is_late(
             break
         await page.wait_for_timeout(100)
     states = await page.evaluate(
-        "(id) => [1, 2].map((h) => localStorage.getItem(`barajamos:mine-state:${id}-${h}`))",
+        kept_js("id", "return [1, 2].map((h) =>"
+                " localStorage.getItem(kept(`mine-state:${id}-${h}`)))"),
         TABLE_ID)
     assert states == ["late", "sent"]
 

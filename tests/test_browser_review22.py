@@ -21,6 +21,7 @@ from tests.test_browser_table_ux import ReviewTable, paulista_2x2
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
     browser_fixture,
+    kept_js,
     live_server_fixture,
     lobby_refreshes,
     new_page,
@@ -108,7 +109,7 @@ async def test_my_hands_say_when_an_older_page_cannot_be_loaded(
     await page.route(re.compile(r"/api/me/tables$"),
                      json_route({"error": "unavailable", "message": "x"}, status=503))
     await page.evaluate(
-        "t => localStorage.setItem('barajamos:hands', JSON.stringify([{table: t, hand: 1}]))",
+        kept_js("t", "localStorage.setItem(kept('hands'), JSON.stringify([{table: t, hand: 1}]))"),
         TABLE)
     await page.goto(live_server.url("/me/hands"))
     await expect(status).to_contain_text("Não foi possível carregar suas mesas:")

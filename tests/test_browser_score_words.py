@@ -29,8 +29,10 @@ from tests.test_browser_table_ux import PHONE, ReviewTable
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
     browser_fixture,
+    kept_js,
     live_server_fixture,
     new_page,
+    signup,
 )
 from tests.test_browser_views import dealt, open_table
 from truco import new_match, start_hand
@@ -48,8 +50,8 @@ async def played_here(page: Page, record: dict[str, Any], seat: int) -> None:
     """This browser played `record`'s hand in `seat`, as table.js keeps it (localStorage)."""
     entry = {"table": record["table"], "hand": record["hand"], "variant": record["variant"],
              "seat": seat, "at": 0, "bots": [], "commitment": None}
-    await page.evaluate("(e) => localStorage.setItem('barajamos:hands', JSON.stringify([e]))",
-                        entry)
+    await page.evaluate(
+        kept_js("e", "localStorage.setItem(kept('hands'), JSON.stringify([e]))"), entry)
 
 
 @pytest.mark.parametrize("seats", [2, 4])
@@ -57,6 +59,7 @@ async def test_the_hand_page_names_the_sides_of_its_score_mine_first(
     live_server: LiveServer, browser: Browser, seats: int
 ) -> None:
     page = await new_page(browser, live_server)
+    await signup(page, live_server, "placar_1")  # what a browser keeps is its player's
     await house_key(page, sample_signing_key())
     config = MatchConfig(Variant.PAULISTA, seats, TeamMode.VOTE)
     sample = sample_table(table_id=TABLE, config=config, hands=4, seed=9,

@@ -151,6 +151,13 @@ async def leave_elsewhere(page: Page, table_id: str) -> int:
     ))
 
 
+def kept_js(params: str, body: str) -> str:
+    """A script for `page.evaluate` taking `params`, whose `body` may name a key of the page's
+    storage as `kept(name)`: what the page keeps is kept per account (common.js `stored`)."""
+    key = "`barajamos:u${document.getElementById('me').dataset.userId}:${n}`"
+    return f"({params}) => {{ const kept = (n) => {key}; {body} }}"
+
+
 async def no_horizontal_scroll(page: Page) -> bool:
     return bool(await page.evaluate(
         "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"

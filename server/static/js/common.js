@@ -222,76 +222,73 @@ export const STATUS_NAME = { open: "aguardando jogadores", playing: "em jogo", f
 
 // --- my entropy, kept in this browser (docs/FAIRNESS.md 4) -------------------------------------
 
-const MINE_PREFIX = "barajamos:mine:";
-const HISTORY_KEY = "barajamos:hands";
-
-export function rememberContribution(table, hand, hex) {
-  try {
-    localStorage.setItem(`${MINE_PREFIX}${table}-${hand}`, hex);
-  } catch {
-    // storage full or disabled: the hand still plays, only the "mine" check is lost
-  }
+// What this browser keeps is kept per account, under `barajamos:u<user id>:<name>`: on a shared
+// computer the next player to sign in sees none of it (their /me/hands listed the tables of the
+// one before). Signed out, nothing is kept or read. (Keys of an older version, without the
+// account, are no longer read.)
+function stored(name) {
+  const id = document.getElementById("me")?.dataset.userId;
+  return id ? `barajamos:u${id}:${name}` : null;
 }
 
-export function myContribution(table, hand) {
+function storageGet(name) {
+  const key = stored(name);
+  if (key === null) return null;
   try {
-    return localStorage.getItem(`${MINE_PREFIX}${table}-${hand}`);
+    return localStorage.getItem(key);
   } catch {
     return null;
   }
+}
+
+function storageSet(name, value) {
+  const key = stored(name);
+  if (key === null) return;
+  try {
+    localStorage.setItem(key, value);
+  } catch {
+    // storage full or disabled: the hand still plays, only the checks it serves are lost
+  }
+}
+
+export function rememberContribution(table, hand, hex) {
+  storageSet(`mine:${table}-${hand}`, hex);
+}
+
+export function myContribution(table, hand) {
+  return storageGet(`mine:${table}-${hand}`);
 }
 
 /** The hand whose contribution of mine at `table` the storage key `key` holds, else null. */
 export function contributionHandOf(key, table) {
-  const prefix = `${MINE_PREFIX}${table}-`;
-  return key?.startsWith(prefix) ? Number(key.slice(prefix.length)) : null;
+  const prefix = stored(`mine:${table}-`);
+  return prefix !== null && key?.startsWith(prefix) ? Number(key.slice(prefix.length)) : null;
 }
 
 // What became of my contribution: "sent" (no answer yet), "received" (acked, or its `entropy`
 // event seen) or "late" (the hand was dealt without it: it never reached the table in time).
-const MINE_STATE_PREFIX = "barajamos:mine-state:";
-
 export function contributionState(table, hand) {
-  try {
-    return localStorage.getItem(`${MINE_STATE_PREFIX}${table}-${hand}`);
-  } catch {
-    return null;
-  }
+  return storageGet(`mine-state:${table}-${hand}`);
 }
 
 export function setContributionState(table, hand, value) {
-  try {
-    localStorage.setItem(`${MINE_STATE_PREFIX}${table}-${hand}`, value);
-  } catch {
-    // see rememberContribution
-  }
+  storageSet(`mine-state:${table}-${hand}`, value);
 }
 
 // The commitment the table showed this browser for a hand before its deal (docs/FAIRNESS.md 3):
 // the hand's record must keep it (fairness.js commitmentSeenCheck), on the table and on the hand
 // page. Kept apart from the played hands' list so that a reload in the middle of the hand still
 // knows it; an in-memory copy stands in when storage is disabled.
-const SEEN_PREFIX = "barajamos:commitment:";
 const seenHere = new Map();
 
 export function rememberSeenCommitment(table, hand, hex) {
   seenHere.set(`${table}-${hand}`, hex);
-  try {
-    localStorage.setItem(`${SEEN_PREFIX}${table}-${hand}`, hex);
-  } catch {
-    // see rememberContribution
-  }
+  storageSet(`commitment:${table}-${hand}`, hex);
 }
 
 /** The commitment seen for that hand (hex), or null when this browser never saw it before the deal. */
 export function seenCommitment(table, hand) {
-  let stored = null;
-  try {
-    stored = localStorage.getItem(`${SEEN_PREFIX}${table}-${hand}`);
-  } catch {
-    stored = null;
-  }
-  return stored ?? seenHere.get(`${table}-${hand}`) ?? null;
+  return storageGet(`commitment:${table}-${hand}`) ?? seenHere.get(`${table}-${hand}`) ?? null;
 }
 
 /**
@@ -340,10 +337,10 @@ export function houseKeyOptions(houseKeys) {
   return houseKeys.keys.map((k) => `--key ${k.public_key}`).join(" ");
 }
 
-/** A list kept as JSON in `storage` under `key`; [] when there is none (or storage is off). */
-function storedList(storage, key) {
+/** A list kept as JSON in `text`; [] when there is none (or it is no list). */
+function listOf(text) {
   try {
-    const list = JSON.parse(storage.getItem(key) ?? "[]");
+    const list = JSON.parse(text ?? "[]");
     return Array.isArray(list) ? list : [];
   } catch {
     return [];
@@ -352,7 +349,7 @@ function storedList(storage, key) {
 
 /** Hands this browser played, newest first: {table, hand, variant, at}. */
 export function playedHands() {
-  return storedList(localStorage, HISTORY_KEY);
+  return listOf(storageGet("hands"));
 }
 
 /** The entry of one hand this browser played (its seat, bots, commitment), or undefined. */
@@ -368,11 +365,7 @@ export function teamLetter(team) {
 export function rememberPlayedHand(entry) {
   const list = playedHands().filter((h) => !(h.table === entry.table && h.hand === entry.hand));
   list.unshift(entry);
-  try {
-    localStorage.setItem(HISTORY_KEY, JSON.stringify(list.slice(0, 500)));
-  } catch {
-    // see rememberContribution
-  }
+  storageSet("hands", JSON.stringify(list.slice(0, 500)));
 }
 
 // --- the tables this tab opened (sessionStorage) ----------------------------------------------
@@ -382,7 +375,11 @@ export function rememberPlayedHand(entry) {
 const OPENED_KEY = "barajamos.tables.opened";
 
 function openedTables() {
-  return storedList(sessionStorage, OPENED_KEY);
+  try {
+    return listOf(sessionStorage.getItem(OPENED_KEY));
+  } catch {
+    return [];
+  }
 }
 
 export function rememberOpenedTable(table) {
