@@ -836,10 +836,34 @@ async function checkRecord(hand, url) {
 
 // --- actions ----------------------------------------------------------------------------------
 
-function act(action) {
-  if (state.inFlight !== null || !action || state.refused) return;
+// A double tap on a phone: the first tap's move rebuilds the buttons at once (a round won, my
+// lead again; the next mão de onze; my vote changed), and the second lands on whatever came
+// under the finger: the next card's "Cobrir", "Mudar meu voto: seis!", a second "Correr". A
+// move is not taken from the second click of a double click (`detail` > 1), nor from a touch
+// within TAP_GUARD_MS and TAP_GUARD_PX of the touch that made the last move (a phone review).
+// A mouse's single clicks and the keyboard (detail 0) are never held back.
+const TAP_GUARD_MS = 500;
+const TAP_GUARD_PX = 48;
+const lastPress = { at: -Infinity, x: 0, y: 0, touch: false };
+let moveTouch = null; // the touch that made the last move
+document.addEventListener("pointerdown", (event) => {
+  Object.assign(lastPress, { at: event.timeStamp, x: event.clientX, y: event.clientY,
+    touch: event.pointerType === "touch" });
+}, true);
+
+function doubleTap(event) {
+  if (!event) return false;
+  if (event.detail > 1) return true;
+  if (!lastPress.touch || moveTouch === null) return false;
+  return lastPress.at - moveTouch.at < TAP_GUARD_MS
+    && Math.hypot(lastPress.x - moveTouch.x, lastPress.y - moveTouch.y) < TAP_GUARD_PX;
+}
+
+function act(action, event = null) {
+  if (state.inFlight !== null || !action || state.refused || doubleTap(event)) return;
   const id = state.nextId++;
   if (send({ type: "action", id, hand: state.viewHand, action })) {
+    moveTouch = event && lastPress.touch ? { ...lastPress } : null;
     state.inFlight = id;
     state.errorMarks.set(id, errorMark());
     render();
@@ -2023,7 +2047,7 @@ function renderHands(view) {
       return el("button", {
         type: "button", class: "card-button", disabled: !action,
         "aria-label": `Jogar a carta virada da posição ${slot.position + 1}`, dataset: { position: slot.position, action: "play" },
-        onclick: () => act(action),
+        onclick: (event) => act(action, event),
       }, cardFace(null, v, { label: `posição ${slot.position + 1}` }), el("small", {}, `posição ${slot.position + 1}`));
     }
     const open = plays.find((a) => a.card === slot.card && !a.covered);
@@ -2032,12 +2056,12 @@ function renderHands(view) {
       el("button", {
         type: "button", class: "card-button", disabled: !open,
         "aria-label": `Jogar ${cardName(slot.card, v)}`, dataset: { card: slot.card, action: "play" },
-        onclick: () => act(open),
+        onclick: (event) => act(open, event),
       }, cardFace(slot.card, v)),
       covered ? el("button", {
         type: "button", class: "cover", dataset: { card: slot.card, action: "cover" },
         "aria-label": `Cobrir ${cardName(slot.card, v)} (jogar virada, não vale nada)`, "aria-describedby": "cover-note",
-        onclick: () => act(covered),
+        onclick: (event) => act(covered, event),
       }, "Cobrir") : null);
   }));
   // a card covered now is shown in the hand's public record afterwards: said while one can be
@@ -2079,7 +2103,7 @@ function renderActions(view) {
       type: "button", class: action.do === "decline" || action.do === "fold" ? "secondary" : "",
       dataset: { action: action.do },
       "aria-describedby": mine ? "my-vote" : undefined,
-      onclick: () => act(action),
+      onclick: (event) => act(action, event),
     }, labels[i]))]);
   markBusy($("actions"));
 }
