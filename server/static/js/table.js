@@ -64,6 +64,7 @@ const state = {
   nextId: 1,
   inFlight: null, // id of the action we wait an answer for
   reconnectDelay: 250,
+  reconnectTimer: null,
   summaryHand: null,
   matchOver: null, // the latest match_over, with the table's match number it ended
   endLogged: null, // the match number whose end the log already tells
@@ -116,6 +117,7 @@ function setConn(stateName, text) {
 }
 
 function connect() {
+  clearTimeout(state.reconnectTimer);
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
   const query = invite ? `?invite=${encodeURIComponent(invite)}` : "";
   const socket = new WebSocket(`${scheme}://${window.location.host}/ws/tables/${tableId}${query}`);
@@ -126,12 +128,14 @@ function connect() {
   state.entropySent = new Set();
   setConn("connecting", state.lastSeq ? "Reconectando…" : "Conectando…");
   socket.addEventListener("open", () => {
+    socket.heard = performance.now();
     state.opened = true;
     state.connected = true;
     state.reconnectDelay = 250;
     send({ type: "hello", last_seq: state.lastSeq, epoch: state.epoch });
   });
   socket.addEventListener("message", (event) => {
+    socket.heard = performance.now();
     let message;
     try {
       message = JSON.parse(event.data);
@@ -155,8 +159,7 @@ function connect() {
     }
     setConn("reconnecting", "Conexão perdida: reconectando…");
     render();
-    setTimeout(connect, state.reconnectDelay);
-    state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
+    reconnectLater();
   });
 }
 
@@ -174,8 +177,7 @@ async function explainRefusal() {
         ? "Conexões demais abertas: feche outras abas de mesa."
         : "Conexões demais com esta mesa: tentando de novo em instantes…");
       render();
-      setTimeout(connect, state.reconnectDelay);
-      state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
+      reconnectLater();
       return;
     }
     if (err.status === 404 || err.status === 403 || err.status === 401) {
@@ -197,11 +199,67 @@ async function explainRefusal() {
       return;
     }
   }
-  setConn("reconnecting", state.table ? "Conexão perdida: reconectando…" : "Sem conexão: tentando de novo…");
+  setConn("reconnecting", navigator.onLine === false ? OFFLINE_TEXT
+    : state.table ? "Conexão perdida: reconectando…" : "Sem conexão: tentando de novo…");
   render();
-  setTimeout(connect, state.reconnectDelay);
+  reconnectLater();
+}
+
+/** The next connection, after the delay (doubling up to RECONNECT_MAX_MS): one timer at most. */
+function reconnectLater() {
+  clearTimeout(state.reconnectTimer);
+  state.reconnectTimer = setTimeout(connect, state.reconnectDelay);
   state.reconnectDelay = Math.min(RECONNECT_MAX_MS, state.reconnectDelay * 2);
 }
+
+// A connection that died without a word (the network gone, a phone's radio asleep): the page
+// hears nothing, and its socket stays "open" for minutes while the clocks run out (a phone
+// review: 45 s offline, the page said "Conectado" and the match was lost by abandonment). The
+// page asks the server (`ping`) after QUIET_MS of silence and gives the socket up after
+// DEAD_MS; the browser's `offline` gives it up at once, and `online` reconnects without waiting.
+const QUIET_MS = 10_000;
+const DEAD_MS = 20_000;
+const OFFLINE_TEXT = "Sem internet: a mesa volta sozinha quando a conexão voltar.";
+
+function giveUp(socket, text) {
+  if (state.socket !== socket) return;
+  state.socket = null; // its close, whenever it comes, is no news
+  state.connected = false;
+  state.inFlight = null;
+  state.backSent = null;
+  state.signalsSent.clear();
+  try {
+    socket.close();
+  } catch {
+    // closing a dead socket may throw in some browsers: it is given up either way
+  }
+  setConn("reconnecting", text);
+  render();
+  reconnectLater();
+}
+
+setInterval(() => {
+  const socket = state.socket;
+  if (!socket || !state.opened || socket.readyState !== WebSocket.OPEN) return;
+  const silence = performance.now() - socket.heard;
+  if (silence > DEAD_MS) giveUp(socket, "Conexão perdida: reconectando…");
+  else if (silence > QUIET_MS && performance.now() - (socket.pinged ?? -Infinity) > QUIET_MS) {
+    socket.pinged = performance.now();
+    send({ type: "ping" });
+  }
+}, 2000);
+
+window.addEventListener("offline", () => {
+  if (state.socket) giveUp(state.socket, OFFLINE_TEXT);
+});
+
+window.addEventListener("online", () => {
+  // a socket open or opening goes on; one closed or given up is replaced now
+  if (state.refused || (state.socket && state.socket.readyState <= WebSocket.OPEN)) return;
+  clearTimeout(state.reconnectTimer);
+  state.reconnectDelay = 250;
+  connect();
+});
 
 /**
  * The table is no longer served (or never was): to a player who played a match there the house

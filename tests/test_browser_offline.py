@@ -1,0 +1,75 @@
+"""A player whose network goes away (a phone review: 8 s and then 45 s offline, the page said
+"Conectado" the whole time, a tapped card stayed busy without a word, and the match was lost
+by abandonment while it waited): the page says so at once, and is back at the table by itself
+when the network is.
+
+The silent kind (no `offline` from the browser: a radio asleep, a connection the network
+dropped) is the page's own watch: it asks the server (`ping`) after 10 s of silence and gives
+the socket up after 20 s; a test holds every answer of a socket to see it."""
+
+from __future__ import annotations
+
+import json
+
+from playwright.async_api import Browser, WebSocketRoute, expect
+
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    PHONE,
+    LiveServer,
+    browser_fixture,
+    create_table,
+    live_server_fixture,
+    new_page,
+    signup,
+)
+
+
+async def test_the_page_says_it_is_offline_and_comes_back_by_itself(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server, PHONE)
+    await signup(page, live_server, "sem_rede")
+    await create_table(page, "paulista", 2, "training")
+    status = page.locator("#conn-status")
+    await page.context.set_offline(True)
+    await expect(status).to_have_attribute("data-state", "reconnecting")
+    await expect(status).to_have_text(
+        "Sem internet: a mesa volta sozinha quando a conexão voltar.")
+    await page.context.set_offline(False)
+    await expect(status).to_have_attribute("data-state", "connected", timeout=10_000)
+
+
+async def test_a_silent_socket_is_pinged_then_given_up(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server, PHONE)
+    await signup(page, live_server, "rede_muda")
+    sockets: list[WebSocketRoute] = []
+    pings: list[int] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        index = len(sockets)
+        sockets.append(ws)
+        server = ws.connect_to_server()
+
+        def from_page(text: str | bytes) -> None:
+            if json.loads(text)["type"] == "ping":
+                pings.append(index)
+            server.send(text)
+
+        def from_server(text: str | bytes) -> None:
+            if index > 0 or (len(pings) == 0 and json.loads(text)["type"] != "pong"):
+                ws.send(text)  # the first socket falls silent once the welcome is through
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+
+    await page.route_web_socket("**/ws/tables/**", route)
+    await create_table(page, "paulista", 2, "private")
+    status = page.locator("#conn-status")
+    await expect(status).to_have_attribute("data-state", "connected")
+    # nothing reaches the page after the first ping's answer is held back: given up, then a new
+    # socket, welcomed as ever
+    await expect(status).to_have_attribute("data-state", "reconnecting", timeout=35_000)
+    await expect(status).to_have_attribute("data-state", "connected", timeout=10_000)
+    assert pings[:1] == [0] and len(sockets) == 2
