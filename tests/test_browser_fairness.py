@@ -197,6 +197,9 @@ async def test_a_hand_one_record_with_a_rotation_dealer_fails_as_in_the_cli(
     await page.get_by_role("button", name="Verificar").click()
     await expect(page.locator("#verdict")).to_have_attribute("data-state", "fail")
     await expect(page.locator("#verdict")).to_contain_text("quem dá")
+    # the verdict, above the form, is where the focus goes (and the page with it)
+    await expect(page.locator("#verdict-title")).to_be_focused()
+    await expect(page.locator("#verdict")).to_be_in_viewport()
     await expect(page.locator('#checks [data-check="dealer"]')).to_have_attribute(
         "data-status", "fail"
     )

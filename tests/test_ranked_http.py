@@ -716,6 +716,9 @@ async def test_an_operator_ends_an_arena_early(staffed: House) -> None:
         ended_at=staffed.now())
     page = await (await op.get("/arena")).text()
     assert "Encerrar esta arena agora (operação)" in page
+    # asked again before it is done (forms.js): it cannot be undone
+    assert ('data-confirm="Encerrar esta arena (Paulista 1x1) agora, para todos os jogadores?'
+            ' Isso não se desfaz."') in page
     assert "Encerrar esta arena agora" not in await (await ana.get("/arena")).text()
     # players may not; the operator's form ends it, and the next round closes it
     assert (await ana.post(f"/api/ranked/arenas/{arena_id}/end", {})).status == 403

@@ -47,3 +47,10 @@ for (const node of document.querySelectorAll("time[data-local]")) {
 // open on a wide screen, where they do not push the list off the first screen as on a phone.
 const filters = document.querySelector("details.filters");
 if (filters && window.matchMedia("(min-width: 48rem)").matches) filters.open = true;
+
+// An operator's irreversible form (ending an arena now) asks first: its `data-confirm` is the
+// question (a phone review: one tap ended an arena for everyone).
+document.addEventListener("submit", (event) => {
+  const form = event.target instanceof HTMLFormElement ? event.target : null;
+  if (form?.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
+});

@@ -489,6 +489,9 @@ $("paste-form").addEventListener("submit", async (event) => {
   const mine = $("mine-hex").value.trim().toLowerCase() || null;
   // a key typed here is pinned alone; else the house's keys
   await check(text, { pinned: key ? [key] : houseKeys?.keys ?? null, mine, recordUrl: null, typedKey: Boolean(key) });
+  // the verdict is above the form, a screen or more away on a phone: the focus goes to it, and
+  // with it the page (a phone review: "Verificar" seemed to do nothing)
+  $("verdict-title").focus();
 });
 
 houseKeys = await fetchHouseKeys();

@@ -11,6 +11,16 @@ const status = document.getElementById("lobby-status");
 const openList = document.getElementById("lobby-tables");
 const mineList = document.getElementById("my-tables");
 
+// the dupla's answers are a 2x2 setting: hidden while 1x1 is chosen (without script it shows,
+// and a 1x1 table ignores it)
+const seatsField = document.getElementById("new-seats");
+const modeField = document.getElementById("new-mode")?.parentElement;
+function showMode() {
+  if (modeField && seatsField) modeField.hidden = seatsField.value !== "4";
+}
+seatsField?.addEventListener("change", showMode);
+showMode();
+
 function who(table) {
   return table.players.map((p) => (p.name === null ? "lugar livre" : playerName(p))).join(", ");
 }

@@ -1634,8 +1634,40 @@ function renderFirstDeal(table) {
 /** Put the keyboard focus on the game: my cards (a spectator: the turn line). */
 function focusGame() {
   const target = seated() ? $("my-hand") : $("turn");
-  if (!$("board").hidden) target.focus();
-  else $("table-title").focus();
+  if ($("board").hidden) {
+    $("table-title").focus();
+    return;
+  }
+  // not the browser's own scroll: it leaves cards half under the actions bar stuck to a phone's
+  // screen (a tap on a card's middle there called truco) and, from below, put the cards at the
+  // top with the score, the vira and the clock above the screen (a phone review)
+  target.focus({ preventScroll: true });
+  if (seated()) revealCards();
+  else target.scrollIntoView({ block: "nearest" });
+}
+
+/**
+ * My cards in sight, clear of the actions bar stuck to the bottom of a phone's screen and of
+ * the alerts stuck to its top: the whole board from the score down when it fits, else the
+ * cards right above the bar.
+ */
+function revealCards() {
+  const hand = $("my-hand");
+  if ($("my-hand-box").hidden || !hand.childElementCount) {
+    hand.scrollIntoView({ block: "nearest" });
+    return;
+  }
+  const cards = hand.getBoundingClientRect();
+  const actions = $("actions");
+  const bar = actions.childElementCount ? actions.getBoundingClientRect() : null;
+  const stuck = bar !== null && getComputedStyle(actions).position === "sticky";
+  const bottom = stuck ? Math.min(window.innerHeight, bar.top) : window.innerHeight;
+  const top = keepAlertsClear() ? Math.max(0, $("table-alerts").getBoundingClientRect().bottom) : 0;
+  if (cards.top >= top && cards.bottom <= bottom) return;
+  const lowest = stuck ? cards.bottom + bar.height + 16 : cards.bottom;
+  const boardTop = $("board").getBoundingClientRect().top;
+  if (lowest - boardTop <= window.innerHeight - top) window.scrollBy(0, boardTop - top);
+  else window.scrollBy(0, lowest - window.innerHeight);
 }
 
 /** The focus was dropped (on the page's body, or on an element hidden since) or never placed. */

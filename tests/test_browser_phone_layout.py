@@ -1,0 +1,111 @@
+"""A phone's screen, from a phone player's review: the cards in sight at the first deal (they
+sat half under the actions bar, and a tap on a card's middle called truco), a phone held
+sideways laid out as a phone (its answers to a truco were below the screen), the verifier's
+verdict brought to the player, an arena ended only on a second thought, and the lobby's 2x2
+setting hidden for 1x1."""
+
+from __future__ import annotations
+
+from playwright.async_api import Browser, Dialog, Page, expect
+
+from server.accounts import Role, set_role
+from server.app import POOL
+from tests.test_browser_table_ux import paulista_1x1
+from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    LiveServer,
+    browser_fixture,
+    create_table,
+    live_server_fixture,
+    new_page,
+    signup,
+)
+from tests.test_browser_views import EngineTable, open_table
+
+IPHONE_12 = {"width": 390, "height": 664}
+SIDEWAYS = {"width": 844, "height": 390}
+
+
+async def clear_of_the_bar(page: Page) -> bool:
+    return bool(await page.evaluate("""() => {
+      const cards = document.getElementById("my-hand").getBoundingClientRect();
+      const bar = document.getElementById("actions").getBoundingClientRect();
+      return cards.top >= 0 && cards.bottom <= Math.min(window.innerHeight, bar.top);
+    }"""))
+
+
+async def test_the_cards_are_in_sight_at_the_first_deal(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server, IPHONE_12)
+    await signup(page, live_server, "primeira_mao")
+    await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#my-hand button").first).to_be_visible()
+    await expect(page.locator("#my-hand")).to_be_focused()
+    assert await page.evaluate(
+        "() => getComputedStyle(document.getElementById('actions')).position") == "sticky"
+    assert await clear_of_the_bar(page)
+    # a tap on a card's middle plays it, not the bar's Truco!
+    card = page.locator("#my-hand button").first
+    box = await card.bounding_box()
+    assert box is not None
+    hit = await page.evaluate("([x, y]) => document.elementFromPoint(x, y)?.closest('button')"
+                              "?.getAttribute('aria-label')",
+                              [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+    assert hit == await card.get_attribute("aria-label")
+
+
+async def test_a_phone_held_sideways_is_laid_out_as_a_phone(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    table = EngineTable(paulista_1x1(), seat=0, names=["deitado", "bot"])
+    page = await open_table(live_server, browser, table, "deitado", SIDEWAYS)
+    # the actions stick to the bottom of the screen, and the header folds behind its Menu
+    assert await page.evaluate(
+        "() => getComputedStyle(document.getElementById('actions')).position") == "sticky"
+    await expect(page.get_by_role("button", name="Menu")).to_be_visible()
+    await expect(page.get_by_role("button", name="Truco! (vale 3)")).to_be_in_viewport()
+    assert await clear_of_the_bar(page)
+
+
+async def test_the_lobby_hides_the_dupla_setting_for_1x1(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server, IPHONE_12)
+    await signup(page, live_server, "lobby_1x1")
+    mode = page.get_by_label("Respostas da dupla (2x2)")
+    await expect(mode).to_be_hidden()
+    await page.get_by_label("Jogadores").select_option("4")
+    await expect(mode).to_be_visible()
+    await page.get_by_label("Jogadores").select_option("2")
+    await expect(mode).to_be_hidden()
+
+
+async def test_ending_an_arena_asks_first(live_server: LiveServer, browser: Browser) -> None:
+    page = await new_page(browser, live_server, IPHONE_12)
+    await signup(page, live_server, "juiza_arena")
+    assert await set_role(live_server.app[POOL], "juiza_arena", Role.OPERATOR)
+    created = await page.evaluate("""async () => {
+      const csrf = document.querySelector('meta[name="csrf-token"]').content;
+      const r = await fetch("/api/ranked/arenas", { method: "POST", body: JSON.stringify(
+        { variant: "paulista", seats: 2, minutes: 60 }),
+        headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" } });
+      return r.status;
+    }""")
+    assert created == 201
+    await page.goto(live_server.url("/arena"))
+    end = page.get_by_role("button", name="Encerrar esta arena agora (operação)")
+    asked: list[str] = []
+
+    async def answer(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        await (dialog.accept() if len(asked) > 1 else dialog.dismiss())
+
+    page.on("dialog", answer)
+    await end.click()  # thought better of it: nothing sent
+    await expect(end).to_be_visible()
+    assert asked == ["Encerrar esta arena (Paulista 1x1) agora, para todos os jogadores?"
+                     " Isso não se desfaz."]
+    await end.click()
+    await expect(end).to_be_hidden()
+    assert len(asked) == 2
