@@ -17,6 +17,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     create_table,
     live_server_fixture,
     new_page,
+    no_horizontal_scroll,
     signup,
 )
 from tests.test_browser_views import EngineTable, open_table
@@ -42,6 +43,10 @@ async def test_the_cards_are_in_sight_at_the_first_deal(
     await page.get_by_role("button", name="Começar contra os robôs").click()
     await expect(page.locator("#my-hand button").first).to_be_visible()
     await expect(page.locator("#my-hand")).to_be_focused()
+    # my turn (the bot may lead, or call truco): the bar holds my moves and sticks to the
+    # screen's bottom, and my cards are above it
+    await expect(page.locator("#actions button").first).to_be_visible()
+    await page.wait_for_timeout(200)
     assert await page.evaluate(
         "() => getComputedStyle(document.getElementById('actions')).position") == "sticky"
     assert await clear_of_the_bar(page)
@@ -109,3 +114,19 @@ async def test_ending_an_arena_asks_first(live_server: LiveServer, browser: Brow
     await end.click()
     await expect(end).to_be_hidden()
     assert len(asked) == 2
+
+
+async def test_nothing_scrolls_sideways_at_200_percent_zoom(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a 360 x 640 phone at 200% zoom: 180 x 320 CSS pixels (the lobby's "Mesa <id>" and the
+    # table's log of commitments scrolled sideways)
+    page = await new_page(browser, live_server, {"width": 180, "height": 320})
+    await signup(page, live_server, "zoom_200")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#fair-log li").first).to_be_visible()
+    assert await no_horizontal_scroll(page)
+    await page.goto(live_server.url("/"))
+    await expect(page.locator(f'#my-tables a[href="/t/{table_id}"]')).to_be_visible()
+    assert await no_horizontal_scroll(page)

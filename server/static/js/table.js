@@ -96,6 +96,7 @@ const state = {
   clockMarks: null, // {deadline, first, said}: the thresholds of my clock already announced
   backSent: null, // id of my `back` message waiting for its answer
   revealed: null, // the request of mine last brought into sight (revealRequest)
+  turnRevealed: null, // my turn to play last brought into sight (revealMyTurn)
   // the partner signals of the hand in play this page already showed (live, or from a snapshot's
   // `partner_signals`): a snapshot adds only the others to the log
   signalsSeen: new Set(),
@@ -1665,9 +1666,12 @@ function revealCards() {
   const top = keepAlertsClear() ? Math.max(0, $("table-alerts").getBoundingClientRect().bottom) : 0;
   if (cards.top >= top && cards.bottom <= bottom) return;
   const lowest = stuck ? cards.bottom + bar.height + 16 : cards.bottom;
+  const room = window.innerHeight - top;
   const boardTop = $("board").getBoundingClientRect().top;
-  if (lowest - boardTop <= window.innerHeight - top) window.scrollBy(0, boardTop - top);
-  else window.scrollBy(0, lowest - window.innerHeight);
+  const turnTop = $("turn").getBoundingClientRect().top;
+  if (lowest - boardTop <= room) window.scrollBy(0, boardTop - top); // score, vira: all of it
+  else if (lowest - turnTop <= room) window.scrollBy(0, turnTop - top); // the turn and its clock
+  else window.scrollBy(0, lowest - window.innerHeight); // the cards, right above the bar
 }
 
 /** The focus was dropped (on the page's body, or on an element hidden since) or never placed. */
@@ -1830,6 +1834,26 @@ function renderBoard() {
   renderActions(view);
   renderSignals();
   revealRequest(view);
+  revealMyTurn(view);
+}
+
+/**
+ * My turn to play a card beginning with my cards out of sight (off the screen, or under the
+ * actions bar stuck to a phone's screen: a phone review found the clock or the cards off the
+ * screen at most of its decisions): brought into sight, once a turn, as `revealCards` does. The
+ * focus stays where it is; nothing moves while the player types in a field or answers a
+ * request (`revealRequest`).
+ */
+function revealMyTurn(view) {
+  const mine = !view.hand?.request && pendingFor(state.seat).some((p) => p.kind === "play");
+  const key = mine && !view.hand.result && !matchEnded()
+    ? JSON.stringify([state.viewHand, view.hand.rounds?.length ?? 0]) : null;
+  if (key === state.turnRevealed) return;
+  state.turnRevealed = key;
+  if (key === null) return;
+  const active = document.activeElement;
+  if (active && (active.tagName === "INPUT" || active.tagName === "TEXTAREA" || active.tagName === "SELECT")) return;
+  revealCards();
 }
 
 /**
