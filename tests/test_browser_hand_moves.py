@@ -24,6 +24,7 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     browser_fixture,
     live_server_fixture,
     new_page,
+    signup,
 )
 from truco.actions import Action, ActionKind
 from truco.events import (
@@ -162,6 +163,7 @@ async def test_the_hand_page_lists_a_real_hands_moves(
     live_server: LiveServer, browser: Browser
 ) -> None:
     page = await new_page(browser, live_server)
+    await signup(page, live_server, "jogadas_1")  # what a browser keeps is its player's
     await house_key(page, sample_signing_key())
 
     async def opened(config: MatchConfig, *wants: str, seat: int | None = None) -> list[str]:
