@@ -910,8 +910,12 @@ PRUNE_EVERY = 3600.0  # seconds between two prunings of the accounts' old rows
 async def _pruning(app: web.Application) -> AsyncIterator[None]:
     """Old login and sign-up attempts and expired sessions are deleted once an hour (from a
     minute after the start), in the background, and so are the rows of recorded hands an
-    older house kept (`prune_recorded_rows`); a failure is logged and tried again later."""
-    from server.live.recovery import prune_recorded_rows  # (server.live builds on this module)
+    older house kept (`prune_recorded_rows`) and the seat events of matches that ended a month
+    ago (`prune_seat_events`); a failure is logged and tried again later."""
+    from server.live.recovery import (  # (server.live builds on this module)
+        prune_recorded_rows,
+        prune_seat_events,
+    )
 
     async def run() -> None:
         await asyncio.sleep(60.0)
@@ -919,6 +923,7 @@ async def _pruning(app: web.Application) -> AsyncIterator[None]:
             try:
                 gone = await accounts.prune(app[POOL])
                 gone |= await prune_recorded_rows(app[POOL])
+                gone["seat_events"] = await prune_seat_events(app[POOL])
                 if any(gone.values()):
                     log.info("pruned", extra=gone)
             except (asyncpg.PostgresError, *DATABASE_UNREACHABLE) as exc:

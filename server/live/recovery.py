@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
@@ -260,6 +261,30 @@ async def _restore_streaks(conn: Any, actor: TableActor) -> None:
     for seat, ended in resets.items():
         if ended:  # an exempted abandonment after the streak's last automatic action
             actor.streaks.pop(seat, None)
+
+
+# how long a finished match's seat events (connections, deadlines, automatic actions: when a
+# player was where) are kept: nothing reads them once the match ended (an abandonment keeps its
+# own evidence, copied when it happened); a month for any question about a match
+SEAT_EVENTS_KEPT = timedelta(days=30)
+
+
+async def prune_seat_events(pool: asyncpg.Pool, kept: timedelta = SEAT_EVENTS_KEPT,
+                            batch: int = 5000, batches: int = 100) -> int:
+    """Delete the seat events of matches that ended more than `kept` ago (a privacy review:
+    every connection, disconnection and missed deadline of every player was kept for good).
+    A batch at a time, at most `batches` a call. Returns how many went."""
+    total = 0
+    for _ in range(batches):
+        status = await pool.execute(
+            "DELETE FROM seat_events WHERE id = ANY (ARRAY(SELECT e.id FROM seat_events e"
+            " JOIN live_matches m ON m.table_id = e.table_id AND m.number = e.match_number"
+            " WHERE m.ended_at < now() - $1::interval LIMIT $2))", kept, batch)
+        done = int(status.split()[-1])
+        total += done
+        if done < batch:
+            break
+    return total
 
 
 # what `prune_recorded_rows` deletes at a time, and how many times a call
