@@ -136,11 +136,18 @@ INTERACTIVE = PasswordCost(nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE,
 MINIMUM = PasswordCost(nacl.pwhash.argon2id.OPSLIMIT_MIN, nacl.pwhash.argon2id.MEMLIMIT_MIN)
 
 
+# the name an erased account takes, with its id (`erase`): no sign-up may take one
+ERASED_PREFIX = "apagado-"
+
+
 def check_name(name: object) -> str:
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise AccountError(
             "bad_name", "Name must be 3 to 24 letters, digits, '.', '_' or '-'."
         )
+    if name.lower().startswith(ERASED_PREFIX):
+        raise AccountError("reserved_name", f"Names starting with {ERASED_PREFIX!r} are the"
+                           " house's own (erased accounts).")
     return name
 
 
@@ -544,3 +551,44 @@ def del_cookie(response: web.StreamResponse, name: str, *, secure: bool) -> None
     without the Secure attribute)."""
     response.del_cookie(cookie_name(name, secure=secure), path="/", secure=secure,
                         httponly=True, samesite="Lax")
+
+
+async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[str, int]:
+    """Anonymize the account named `name` (a player's right to be forgotten, LGPD art. 18): its
+    name becomes `apagado-<id>` (its old name free for anyone), its password one nobody knows,
+    every session and unused password link of it ends. What was played stays, under the new
+    name (matches, chips, ratings, abandonment records: the house's and other players' history;
+    the signed hand records never named anyone). Returns the new name and how many sessions
+    ended.
+
+    Refused, changing nothing: 404 `no_such_account`; 409 `account_busy` while the account
+    holds a seat at a table not closed, a ranked ticket or a place in an arena not closed (its
+    name is in the running house's memory there: leave first)."""
+    if not isinstance(name, str) or not name.strip():
+        raise AccountError("no_such_account", "Give the account's name.", 404)
+    digest = await hash_password(secrets.token_urlsafe(32), cost)
+    async with pool.acquire() as conn, conn.transaction():
+        user = await conn.fetchrow(
+            "SELECT id, name FROM users WHERE lower(name) = lower($1) FOR UPDATE", name.strip())
+        if user is None:
+            raise AccountError("no_such_account", f"No account is named {name.strip()!r}.", 404)
+        busy = await conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM live_seats s JOIN live_tables t ON t.id = s.table_id"
+            "   WHERE s.user_id = $1 AND t.status <> 'closed')"
+            " OR EXISTS (SELECT 1 FROM ranked_queue_tickets WHERE $1 IN (user_id, partner_id))"
+            " OR EXISTS (SELECT 1 FROM ranked_arena_entries e JOIN ranked_arenas a"
+            "   ON a.id = e.arena_id WHERE e.user_id = $1 AND e.active AND a.status = 'open')",
+            user["id"])
+        if busy:
+            raise AccountError("account_busy", f"{user['name']} holds a seat at a table, a"
+                               " ranked ticket or an arena place: leave it first (or wait for"
+                               " the table to close).", 409)
+        erased = f"{ERASED_PREFIX}{user['id']}"
+        await conn.execute("UPDATE users SET name = $2, password_hash = $3, role = 'player'"
+                           " WHERE id = $1", user["id"], erased, digest)
+        ended = await conn.fetch("DELETE FROM sessions WHERE user_id = $1 RETURNING token_hash",
+                                 user["id"])
+        await conn.execute(
+            "UPDATE password_links SET replaced_at = now() WHERE user_id = $1"
+            " AND used_at IS NULL AND replaced_at IS NULL", user["id"])
+    return erased, len(ended)

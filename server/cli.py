@@ -18,6 +18,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("server.serve", "main", "start the house (embedded PostgreSQL without DATABASE_URL)"),
     "migrate": ("server.serve", "migrate_main", "apply pending SQL migrations and exit"),
     "operator": ("server.serve", "operator_main", "give an account the operator role"),
+    "erase-account": ("server.serve", "erase_account_main",
+                      "anonymize an account at its owner's request"),
     "password-link": ("server.serve", "password_link_main",
                       "a one-time link to choose a new password (a forgotten one)"),
     "keys": ("server.keys", "main", "rotate the signing key (keys rotate; the house stopped)"),

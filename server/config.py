@@ -60,6 +60,9 @@ class Config:
     # counters move with every table's moves, votes and signals (a poll next to a table would
     # tell hidden ones), so it is nobody else's (`server.app.metrics_allowed`)
     metrics_from: frozenset[IPAddress | IPNetwork] = frozenset()
+    # who players ask about their data (an address, a page), said on /privacidade; empty: "the
+    # house's operators"
+    privacy_contact: str = ""
     # cookies marked Secure (set when served over HTTPS)
     secure_cookies: bool = False
     log_level: str = "INFO"
@@ -368,6 +371,8 @@ def from_env(env: Mapping[str, str] | None = None, /, *, keep_secrets: bool = Tr
     if "BARAJAMOS_TRUSTED_PROXIES" in env:
         values["trusted_proxies"] = parse_addresses("BARAJAMOS_TRUSTED_PROXIES",
                                                     env["BARAJAMOS_TRUSTED_PROXIES"])
+    if "BARAJAMOS_PRIVACY_CONTACT" in env:
+        values["privacy_contact"] = env["BARAJAMOS_PRIVACY_CONTACT"].strip()[:200]
     if "BARAJAMOS_METRICS_FROM" in env:
         values["metrics_from"] = parse_addresses("BARAJAMOS_METRICS_FROM",
                                                  env["BARAJAMOS_METRICS_FROM"])

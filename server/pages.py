@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
@@ -68,6 +68,9 @@ def account_error_pt(exc: AccountError, password: object) -> FormError:
         return FormError(
             "name", "O nome precisa ter de 3 a 24 letras, números, '.', '_' ou '-' (sem espaços)."
         )
+    if exc.code == "reserved_name":
+        return FormError("name", "Nomes que começam com “apagado-” são da casa (contas"
+                                 " apagadas): escolha outro.")
     if exc.code == "name_taken":
         return FormError("name", "Esse nome já está em uso: escolha outro.")
     if exc.code == "weak_password":
@@ -394,6 +397,22 @@ def _password_error_pt(exc: AccountError, new: object) -> FormError:
     return FormError("new", error.message) if error.field == "password" else error
 
 
+async def privacy_page(request: web.Request) -> web.Response:
+    """What the house keeps about a player, how long, who sees it, and their rights (LGPD art.
+    9): its figures are the code's own."""
+    from server.live.recovery import SEAT_EVENTS_KEPT
+
+    def days(span: timedelta) -> int:
+        return round(span.total_seconds() / 86400)
+
+    return render(request, "privacy.html", contact=request.app[CONFIG].privacy_contact,
+                  session_days=days(accounts.SESSION_LIFETIME),
+                  device_days=days(accounts.DEVICE_LIFETIME),
+                  attempts_hours=round(accounts.ATTEMPTS_KEPT.total_seconds() / 3600),
+                  registrations_hours=round(accounts.REGISTRATIONS_KEPT.total_seconds() / 3600),
+                  seat_events_days=days(SEAT_EVENTS_KEPT))
+
+
 async def account_page(request: web.Request) -> web.Response:
     if current_user(request) is None:
         return _login_wall(request)
@@ -492,6 +511,7 @@ def setup(app: web.Application) -> None:
     app.router.add_get(f"/downloads/{bundle.NAME}", verifier_download, name="verifier_download")
     app.router.add_get("/me/hands", my_hands, name="my_hands")
     app.router.add_get("/account", account_page, name="account_page")
+    app.router.add_get("/privacidade", privacy_page, name="privacy_page")
     app.router.add_post("/account/password", password_form, name="password_form")
     # a refused form's page stays at its address: opened again, a GET goes to the form's page
     for path, page in (("/signup", "/"), ("/login", "/"), ("/logout", "/"),

@@ -25,6 +25,8 @@ from server.metrics import Metrics
 if TYPE_CHECKING:
     import asyncpg
 
+    from server.accounts import PasswordCost
+
 log = logging.getLogger("barajamos")
 T = TypeVar("T")
 
@@ -78,12 +80,17 @@ def time_pauses(collector: Collector, metrics: Metrics) -> None:
 
 def build_app(config: Config) -> web.Application:
     """The app as `serve` runs it, hashing new passwords at the configured cost."""
-    from server.accounts import INTERACTIVE, MINIMUM
     from server.app import create_app
 
-    cost = {PasswordCostLevel.INTERACTIVE: INTERACTIVE,
+    return create_app(config, password_cost=password_cost(config))
+
+
+def password_cost(config: Config) -> PasswordCost:
+    """The Argon2id cost of the configured level (BARAJAMOS_PASSWORD_COST)."""
+    from server.accounts import INTERACTIVE, MINIMUM
+
+    return {PasswordCostLevel.INTERACTIVE: INTERACTIVE,
             PasswordCostLevel.MINIMUM: MINIMUM}[config.password_cost]
-    return create_app(config, password_cost=cost)
 
 
 def insecure_cookies(host: str, secure_cookies: bool) -> bool:
@@ -289,6 +296,39 @@ async def _password_link(config: Config, name: str, base: str) -> int:
     expires = link.expires_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"{link.user_name}: {base}{PATH}{token}")
     print(f"good once, until {expires}; hand it only to {link.user_name}", file=sys.stderr)
+    return 0
+
+
+def erase_account_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="barajamos erase-account",
+        description="Anonymize an account at its owner's request: its name becomes"
+                    " apagado-<id>, its password one nobody knows, its sessions end; what was"
+                    " played stays under the new name (docs/OPERATIONS.md).")
+    parser.add_argument("name", help="the account's name")
+    _common(parser)
+    args = parser.parse_args(argv)
+    config = _existing_house("barajamos erase-account", args)
+    if isinstance(config, int):
+        return config
+    setup_logging(config.log_level)
+    return asyncio.run(_erase_account(config, args.name))
+
+
+async def _erase_account(config: Config, name: str) -> int:
+    from server.accounts import AccountError, erase
+
+    cost = password_cost(config)
+    try:
+        erased, ended = await _on_house(config, lambda pool: erase(pool, name, cost))
+    except AccountError as exc:
+        print(f"barajamos erase-account: {exc.message}", file=sys.stderr)
+        return 1
+    except startup_errors() as exc:
+        print(f"barajamos erase-account: {exc}", file=sys.stderr)
+        return 1
+    log.info("account erased", extra={"user": erased, "ended_sessions": ended})
+    print(f"{name}: erased, now {erased}; {ended} session(s) ended")
     return 0
 
 
