@@ -696,11 +696,15 @@ async def test_four_browsers_play_a_2v2_match_to_the_end(
     partner, opponent = pages[(seat + 2) % 4], runner
     await asker.get_by_role("button", name="Tenho o zap").click()
     await expect(partner.locator("#signal-received")).to_have_text("Parceiro: “Tenho o zap”")
+    # shown by the turn line too, in sight on a phone (the signals box is below the actions)
+    await expect(partner.locator("#signal-seen")).to_have_text("Parceiro: “Tenho o zap”")
+    await expect(partner.locator("#signal-seen")).to_be_in_viewport()
     # the opponent's own signal is answered on their socket after anything sent to it before:
     # the one above, had it gone to them too, would be on their page by then
     await opponent.get_by_role("button", name="Tenho o zap").click()
     await expect(opponent.locator("#signal-sent")).to_contain_text("Sinal enviado ao parceiro")
     await expect(opponent.locator("#signal-received")).to_have_text("")
+    await expect(opponent.locator("#signal-seen")).to_be_hidden()
 
     # everybody raises when they may and accepts every request: the stake climbs, so the
     # match is decided in a hand or two instead of a dozen

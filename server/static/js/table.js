@@ -550,6 +550,8 @@ function receiveSignal(signal) {
   if (node.dataset.key !== key) {
     node.textContent = `Parceiro: “${signal.label}”`;
     node.dataset.key = key;
+    $("signal-seen").textContent = node.textContent;
+    $("signal-seen").hidden = false;
   }
   node.dataset.hand = hand === null ? "" : String(hand);
   if (state.signalsSeen.has(key)) return;
@@ -1686,6 +1688,8 @@ function clearSignalReceived() {
   node.textContent = "";
   node.dataset.hand = "";
   node.dataset.key = "";
+  $("signal-seen").textContent = "";
+  $("signal-seen").hidden = true;
   state.signalsSeen = new Set();
 }
 
