@@ -476,10 +476,17 @@ async def user_for_token(pool: asyncpg.Pool, token: str) -> User | None:
 
 
 async def set_role(pool: asyncpg.Pool, name: str, role: Role) -> bool:
-    result: str = await pool.execute(
-        "UPDATE users SET role = $2 WHERE lower(name) = lower($1)", name, role.value
-    )
-    return result.endswith(" 1")
+    """Give the account named `name` `role`. An account made an operator loses its unused
+    password links (an operator made them for a player's account: server/password_links.py)."""
+    async with pool.acquire() as conn, conn.transaction():
+        user_id = await conn.fetchval(
+            "UPDATE users SET role = $2 WHERE lower(name) = lower($1) RETURNING id",
+            name, role.value)
+        if user_id is not None and role is Role.OPERATOR:
+            await conn.execute(
+                "UPDATE password_links SET replaced_at = now() WHERE user_id = $1"
+                " AND used_at IS NULL AND replaced_at IS NULL", user_id)
+    return user_id is not None
 
 
 def csrf_token_for(cookie_key: bytes, csrf_cookie: str, session_token: str | None) -> str:
@@ -562,8 +569,8 @@ async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[s
     ended.
 
     Refused, changing nothing: 404 `no_such_account`; 409 `account_busy` while the account
-    holds a seat at a table not closed, a ranked ticket or a place in an arena not closed (its
-    name is in the running house's memory there: leave first)."""
+    holds a seat at a table not closed (or owns one), a ranked ticket or invitation, or a place
+    in an arena not closed (its name is in the running house's memory there: leave first)."""
     if not isinstance(name, str) or not name.strip():
         raise AccountError("no_such_account", "Give the account's name.", 404)
     digest = await hash_password(secrets.token_urlsafe(32), cost)
@@ -575,14 +582,16 @@ async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[s
         busy = await conn.fetchval(
             "SELECT EXISTS (SELECT 1 FROM live_seats s JOIN live_tables t ON t.id = s.table_id"
             "   WHERE s.user_id = $1 AND t.status <> 'closed')"
+            " OR EXISTS (SELECT 1 FROM live_tables WHERE owner_id = $1 AND status <> 'closed')"
             " OR EXISTS (SELECT 1 FROM ranked_queue_tickets WHERE $1 IN (user_id, partner_id))"
+            " OR EXISTS (SELECT 1 FROM ranked_invitations WHERE $1 IN (inviter_id, partner_id))"
             " OR EXISTS (SELECT 1 FROM ranked_arena_entries e JOIN ranked_arenas a"
             "   ON a.id = e.arena_id WHERE e.user_id = $1 AND e.active AND a.status = 'open')",
             user["id"])
         if busy:
-            raise AccountError("account_busy", f"{user['name']} holds a seat at a table, a"
-                               " ranked ticket or an arena place: leave it first (or wait for"
-                               " the table to close).", 409)
+            raise AccountError("account_busy", f"{user['name']} holds a seat at a table (or owns"
+                               " one not closed), a ranked ticket or invitation, or an arena"
+                               " place: leave it first (or wait for the table to close).", 409)
         erased = f"{ERASED_PREFIX}{user['id']}"
         await conn.execute("UPDATE users SET name = $2, password_hash = $3, role = 'player'"
                            " WHERE id = $1", user["id"], erased, digest)

@@ -44,15 +44,29 @@ DATABASE_MODE = web.AppKey("database_mode", str)
 DSN = web.AppKey("dsn", str)
 STARTED_AT = web.AppKey("started_at", float)
 # the sockets each session opened (by session cookie): a logout closes them with it
-# routes whose path holds a secret (a password link's token, good for a day): their request
-# log line names the route's pattern instead (a log is read by more people than the players)
-SECRET_PATHS: Final = frozenset({"reset_page", "reset_form"})
+# paths that hold a secret after their prefix (a password link's token, good for a day): a log
+# line names the prefix and a placeholder instead (a log is read by more people than players)
+SECRET_PREFIXES: Final = ("/account/reset/",)
 # each signed-in player's latest address (`client_group`), kept from their every request (the
 # pages poll): ranked and arena pairing never seat players from one address at one table
 # (server/ranked/service.py). Not kept for this machine's own (loopback): a trial house, or
 # the tests, whose players all come from it. Memory only: after a restart it fills again with
 # the players' next requests (their pages ask every few seconds)
 LAST_ADDRESS = web.AppKey("last_address", dict[int, str])
+# when each of those was last seen (the clock's seconds): forgotten after an hour without a
+# request (`forget_addresses`, in the hourly pruning) and at a logout
+LAST_ADDRESS_AT = web.AppKey("last_address_at", dict[int, float])
+ADDRESS_KEPT = 3600.0
+
+
+def forget_addresses(app: web.Application, now: float) -> int:
+    """Forget the addresses of players not seen for `ADDRESS_KEPT` seconds; how many went."""
+    seen = app[LAST_ADDRESS_AT]
+    gone = [user for user, at in seen.items() if now - at > ADDRESS_KEPT]
+    for user in gone:
+        seen.pop(user, None)
+        app[LAST_ADDRESS].pop(user, None)
+    return len(gone)
 SESSION_SOCKETS = web.AppKey("session_sockets", dict[str, set[web.WebSocketResponse]])
 HEALTH_TIMEOUT = 2.0  # seconds `/health` waits for the database before answering 503
 # a probe running this long is on a connection that will never answer: it is cut
@@ -193,6 +207,10 @@ async def end_session(request: web.Request) -> None:
     if not token:
         return
     await accounts.close_session(request.app[POOL], token)
+    user = current_user(request)
+    if user is not None:  # signed out: its address is not kept for pairing any more
+        request.app[LAST_ADDRESS].pop(user.id, None)
+        request.app[LAST_ADDRESS_AT].pop(user.id, None)
     for ws in list(request.app[SESSION_SOCKETS].pop(token, ())):
         await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
 
@@ -574,6 +592,7 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
             client = client_address(request)
             if not is_loopback(client):
                 request.app[LAST_ADDRESS][user.id] = address_group(client)
+                request.app[LAST_ADDRESS_AT][user.id] = request.app[CLOCK].now()
     if request.method not in _SAFE_METHODS:
         if not origin_allowed(request):
             raise ApiError(403, "bad_origin", "Cross-site request refused.")
@@ -656,11 +675,12 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 
 def logged_path(request: web.Request) -> str:
-    """The request's path as a log line says it: a route whose path holds a secret
-    (`SECRET_PATHS`) by its pattern ("/account/reset/{token}")."""
-    route = request.match_info.route
-    if route.name in SECRET_PATHS and route.resource is not None:
-        return route.resource.canonical
+    """The request's path as a log line says it: a path that may hold a secret (a password
+    link's, whether or not it matched its route: "/account/reset/TOKEN/" is a 404 with the
+    token in it) by its prefix and a placeholder ("/account/reset/{token}")."""
+    for prefix in SECRET_PREFIXES:
+        if request.path.startswith(prefix):
+            return prefix + "{token}"
     return request.path
 
 
@@ -924,6 +944,7 @@ async def _pruning(app: web.Application) -> AsyncIterator[None]:
                 gone = await accounts.prune(app[POOL])
                 gone |= await prune_recorded_rows(app[POOL])
                 gone["seat_events"] = await prune_seat_events(app[POOL])
+                gone["addresses"] = forget_addresses(app, app[CLOCK].now())
                 if any(gone.values()):
                     log.info("pruned", extra=gone)
             except (asyncpg.PostgresError, *DATABASE_UNREACHABLE) as exc:
@@ -962,6 +983,7 @@ def create_app(
     app[STARTED_AT] = time.time()
     app[SESSION_SOCKETS] = {}
     app[LAST_ADDRESS] = {}
+    app[LAST_ADDRESS_AT] = {}
     app[_HEALTH_PROBE] = []
     app.cleanup_ctx.append(_database)
     app.cleanup_ctx.append(_pruning)

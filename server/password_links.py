@@ -24,6 +24,7 @@ from typing import Final
 import asyncpg
 
 from server.accounts import (
+    ERASED_PREFIX,
     AccountError,
     PasswordCost,
     Role,
@@ -94,11 +95,14 @@ async def make(pool: asyncpg.Pool, name: object, made_by: User | None) -> tuple[
     token = secrets.token_urlsafe(32)
     async with pool.acquire() as conn, conn.transaction():
         user = await conn.fetchrow(
-            "SELECT id, role FROM users WHERE lower(name) = lower($1) FOR UPDATE",
+            "SELECT id, name, role FROM users WHERE lower(name) = lower($1) FOR UPDATE",
             name.strip())
         if user is None:
             raise AccountError("no_such_account", f"No account is named {name.strip()!r}.",
                                404)
+        if user["name"].lower().startswith(ERASED_PREFIX):
+            raise AccountError("erased_account", "That account was erased at its owner's"
+                               " request: nobody enters it again.", 410)
         if made_by is not None and Role(user["role"]) is Role.OPERATOR:
             raise AccountError("operator_account", "An operator's password is reset on the"
                                " house's machine (barajamos password-link), not here.", 403)
@@ -143,7 +147,8 @@ async def use(pool: asyncpg.Pool, token: str, new: object, cost: PasswordCost
     sessions ended (`token_hash`), whose sockets the caller closes.
 
     Refused, changing nothing: the link's `refusal` (also when it was used, replaced or expired
-    while the password was being hashed), 400 `weak_password`."""
+    while the password was being hashed), 400 `weak_password`, 410 `link_operator` (an
+    operator's link for an account made an operator since)."""
     link = await find(pool, token)
     problem = refusal(link)
     if problem is not None:
@@ -152,10 +157,19 @@ async def use(pool: asyncpg.Pool, token: str, new: object, cost: PasswordCost
     password = check_password(new, link.user_name)
     digest = await hash_password(password, cost)
     async with pool.acquire() as conn, conn.transaction():
+        # the account first, then its link: the order `make` and `erase` lock them in (the
+        # other order could deadlock with them)
+        role = await conn.fetchval("SELECT role FROM users WHERE id = $1 FOR UPDATE",
+                                   link.user_id)
         row = await conn.fetchrow(_SELECT + " WHERE l.id = $1 FOR UPDATE OF l", link.id)
         problem = refusal(None if row is None else _link(row))
         if problem is not None:
             raise problem
+        if link.made_by is not None and Role(role) is Role.OPERATOR:
+            # made by an operator for a player who became an operator since: an operator's
+            # page may not take over another operator's account (`make`)
+            raise AccountError("link_operator", "That account is an operator's now: its"
+                               " password is reset on the house's machine.", 410)
         user = await conn.fetchrow(
             "UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING id, name, role",
             link.user_id, digest)

@@ -34,15 +34,19 @@ REFUSED_PT: Final = {
                     " copiado inteiro, ou peça um novo a um operador.",
     "link_used": "Este link já foi usado: cada link serve uma vez só. Se você não sabe a senha"
                  " escolhida com ele, peça um novo a um operador.",
-    "link_replaced": "Um link mais novo foi feito para esta conta: só o mais novo vale. Use"
-                     " esse, ou peça outro a um operador.",
+    "link_replaced": "Este link não vale mais: foi feito um mais novo para esta conta (só o"
+                     " mais novo vale), ou ela passou a ser de um operador. Use o mais novo, ou"
+                     " peça outro a um operador.",
     "link_expired": "Este link venceu (ele vale 24 horas). Peça um novo a um operador.",
+    "link_operator": "Esta conta passou a ser de um operador depois que o link foi feito: a"
+                     " senha dela só é refeita na máquina da casa.",
 }
 
 MAKE_REFUSED_PT: Final = {
     "no_such_account": "Nenhuma conta tem esse nome.",
     "operator_account": "Esta é uma conta de operador: a senha dela só é refeita na máquina da"
                         " casa, com o comando barajamos password-link.",
+    "erased_account": "Esta conta foi apagada a pedido do dono: ninguém entra mais nela.",
 }
 
 

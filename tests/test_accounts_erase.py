@@ -80,6 +80,17 @@ async def test_an_account_at_a_table_or_in_a_queue_is_not_erased(
         assert await _erase_account(config, "bia") == 1
         assert await pool.fetchval("SELECT name FROM users WHERE id = $1", bia.id) == "bia"
         await pool.execute("DELETE FROM ranked_queue_tickets")
+        # an invitation to a duo, or a table of hers still open, holds her name too
+        other = await register(pool, "caio", PASSWORD, MINIMUM)
+        await pool.execute(
+            "INSERT INTO ranked_invitations (inviter_id, partner_id, variant, seats,"
+            " invited_at) VALUES ($1, $2, 'paulista', 4, now())", other.id, bia.id)
+        assert await _erase_account(config, "bia") == 1
+        await pool.execute("DELETE FROM ranked_invitations")
+        await pool.execute("UPDATE live_tables SET status = 'open', owner_id = $1", bia.id)
+        assert await _erase_account(config, "bia") == 1
+        assert "owns one not closed" in capsys.readouterr().err
+        await pool.execute("UPDATE live_tables SET status = 'closed'")
         assert await _erase_account(config, "bia") == 0
     finally:
         await pool.close()

@@ -70,6 +70,6 @@ async def test_a_silent_socket_is_pinged_then_given_up(
     await expect(status).to_have_attribute("data-state", "connected")
     # nothing reaches the page after the first ping's answer is held back: given up, then a new
     # socket, welcomed as ever
-    await expect(status).to_have_attribute("data-state", "reconnecting", timeout=35_000)
-    await expect(status).to_have_attribute("data-state", "connected", timeout=10_000)
-    assert pings[:1] == [0] and len(sockets) == 2
+    await expect(status).to_have_attribute("data-state", "reconnecting", timeout=45_000)
+    await expect(status).to_have_attribute("data-state", "connected", timeout=15_000)
+    assert pings[:1] == [0] and len(sockets) >= 2

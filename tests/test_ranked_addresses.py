@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from server.app import LAST_ADDRESS
+from server.app import ADDRESS_KEPT, LAST_ADDRESS, LAST_ADDRESS_AT, forget_addresses
 from server.clock import VirtualClock
 from server.ranked.service import RANKED
 from tests.test_ranked_http import PASSWORD, House, Player, ranked_app
@@ -123,3 +123,20 @@ async def test_a_queue_all_from_one_address_is_said_in_the_log(
     said = [r for r in caplog.records if r.getMessage() == "ranked_one_address"]
     assert len(said) == 1 and said[0].players == 3  # type: ignore[attr-defined]
     assert "BARAJAMOS_TRUSTED_PROXIES" in said[0].hint  # type: ignore[attr-defined]
+
+
+async def test_an_address_is_forgotten_at_a_logout_and_after_an_hour(proxied: House) -> None:
+    # a review: every player's address was kept from their first request to the next restart
+    house = proxied
+    ana = await player(house, "ana", "203.0.113.5")
+    bia = await player(house, "bia", "198.51.100.7")
+    await state(ana)
+    await state(bia)
+    assert set(house.app[LAST_ADDRESS]) == {ana.id, bia.id}
+    await ana.json("/api/logout", {})
+    assert set(house.app[LAST_ADDRESS]) == {bia.id}
+    await house.clock.advance(ADDRESS_KEPT - 1)
+    assert forget_addresses(house.app, house.clock.now()) == 0
+    await house.clock.advance(2)
+    assert forget_addresses(house.app, house.clock.now()) == 1
+    assert house.app[LAST_ADDRESS] == {} and house.app[LAST_ADDRESS_AT] == {}

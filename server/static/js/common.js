@@ -225,7 +225,16 @@ export const STATUS_NAME = { open: "aguardando jogadores", playing: "em jogo", f
 // What this browser keeps is kept per account, under `barajamos:u<user id>:<name>`: on a shared
 // computer the next player to sign in sees none of it (their /me/hands listed the tables of the
 // one before). Signed out, nothing is kept or read. (Keys of an older version, without the
-// account, are no longer read.)
+// account, are deleted.)
+// keys of an older version, kept for no account: the last player's on a shared browser, gone
+try {
+  for (const key of Object.keys(localStorage)) {
+    if (/^barajamos:(hands$|mine:|mine-state:|commitment:)/.test(key)) localStorage.removeItem(key);
+  }
+} catch {
+  // storage disabled: nothing kept either
+}
+
 function stored(name) {
   const id = document.getElementById("me")?.dataset.userId;
   return id ? `barajamos:u${id}:${name}` : null;

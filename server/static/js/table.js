@@ -119,6 +119,12 @@ function setConn(stateName, text) {
 
 function connect() {
   clearTimeout(state.reconnectTimer);
+  // a socket still open or opening is replaced, not left to run beside the new one
+  const previous = state.socket;
+  if (previous && previous.readyState <= WebSocket.OPEN) {
+    state.socket = null;
+    previous.close();
+  }
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
   const query = invite ? `?invite=${encodeURIComponent(invite)}` : "";
   const socket = new WebSocket(`${scheme}://${window.location.host}/ws/tables/${tableId}${query}`);
@@ -136,6 +142,7 @@ function connect() {
     send({ type: "hello", last_seq: state.lastSeq, epoch: state.epoch });
   });
   socket.addEventListener("message", (event) => {
+    if (state.socket !== socket) return; // superseded (given up, or replaced): no news
     socket.heard = performance.now();
     let message;
     try {
@@ -155,7 +162,7 @@ function connect() {
     if (!state.opened) {
       // refused before it opened (never welcomed, or a reconnect after a logout, a lost seat, a
       // table no longer served): ask the lobby why, and stop retrying on a plain refusal
-      explainRefusal();
+      explainRefusal(socket);
       return;
     }
     setConn("reconnecting", "Conexão perdida: reconectando…");
@@ -164,12 +171,14 @@ function connect() {
   });
 }
 
-async function explainRefusal() {
+async function explainRefusal(socket) {
   // the same address without the upgrade answers whether the socket would be let in, or why not
   const query = invite ? `?invite=${encodeURIComponent(invite)}` : "";
   try {
     await api("GET", `/ws/tables/${tableId}${query}`);
   } catch (err) {
+    // another socket took over meanwhile (the network came back, `online`): it is the page's
+    if (state.socket !== socket) return;
     if (err.code === "too_many_sockets" || err.code === "too_many_connections") {
       // too many table tabs open, or this table's socket opened too often lately: say so, and
       // keep trying (a tab closed elsewhere frees a place; the other comes back in seconds)
@@ -200,6 +209,7 @@ async function explainRefusal() {
       return;
     }
   }
+  if (state.socket !== socket) return;
   setConn("reconnecting", navigator.onLine === false ? OFFLINE_TEXT
     : state.table ? "Conexão perdida: reconectando…" : "Sem conexão: tentando de novo…");
   render();
@@ -223,7 +233,7 @@ const DEAD_MS = 20_000;
 const OFFLINE_TEXT = "Sem internet: a mesa volta sozinha quando a conexão voltar.";
 
 function giveUp(socket, text) {
-  if (state.socket !== socket) return;
+  if (state.socket !== socket || state.refused) return;
   state.socket = null; // its close, whenever it comes, is no news
   state.connected = false;
   state.inFlight = null;
@@ -242,16 +252,18 @@ function giveUp(socket, text) {
 setInterval(() => {
   const socket = state.socket;
   if (!socket || !state.opened || socket.readyState !== WebSocket.OPEN) return;
-  const silence = performance.now() - socket.heard;
-  if (silence > DEAD_MS) giveUp(socket, "Conexão perdida: reconectando…");
-  else if (silence > QUIET_MS && performance.now() - (socket.pinged ?? -Infinity) > QUIET_MS) {
-    socket.pinged = performance.now();
+  const now = performance.now();
+  const asked = socket.pinged !== undefined && socket.pinged > socket.heard;
+  // given up only once a ping went unanswered (a tab whose timers slept past DEAD_MS asks first)
+  if (asked && now - socket.pinged > DEAD_MS - QUIET_MS) giveUp(socket, "Conexão perdida: reconectando…");
+  else if (!asked && now - socket.heard > QUIET_MS) {
+    socket.pinged = now;
     send({ type: "ping" });
   }
 }, 2000);
 
 window.addEventListener("offline", () => {
-  if (state.socket) giveUp(state.socket, OFFLINE_TEXT);
+  if (state.socket && !state.refused) giveUp(state.socket, OFFLINE_TEXT);
 });
 
 window.addEventListener("online", () => {
@@ -912,10 +924,17 @@ document.addEventListener("pointerdown", (event) => {
     touch: event.pointerType === "touch" });
 }, true);
 
+/** Whether `event` (a click) was made by the latest touch: not a keyboard's (detail 0), nor a
+ * click long after that touch (one a script or assistive technology fires). */
+function byTouch(event) {
+  return Boolean(event) && event.detail >= 1 && lastPress.touch
+    && event.timeStamp - lastPress.at < 1000;
+}
+
 function doubleTap(event) {
   if (!event) return false;
   if (event.detail > 1) return true;
-  if (!lastPress.touch || moveTouch === null) return false;
+  if (!byTouch(event) || moveTouch === null) return false;
   return lastPress.at - moveTouch.at < TAP_GUARD_MS
     && Math.hypot(lastPress.x - moveTouch.x, lastPress.y - moveTouch.y) < TAP_GUARD_PX;
 }
@@ -924,7 +943,7 @@ function act(action, event = null) {
   if (state.inFlight !== null || !action || state.refused || doubleTap(event)) return;
   const id = state.nextId++;
   if (send({ type: "action", id, hand: state.viewHand, action })) {
-    moveTouch = event && lastPress.touch ? { ...lastPress } : null;
+    moveTouch = byTouch(event) ? { ...lastPress } : null;
     state.inFlight = id;
     state.errorMarks.set(id, errorMark());
     render();
