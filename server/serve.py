@@ -279,18 +279,29 @@ async def _on_house(config: Config, work: Callable[[asyncpg.Pool], Awaitable[T]]
             await pool.close()
 
 
-async def _password_link(config: Config, name: str, base: str) -> int:
+async def _on_account(prog: str, config: Config,
+                      work: Callable[[asyncpg.Pool], Awaitable[T]]) -> T | None:
+    """`work` on the house's database (`_on_house`); an account's refusal, or a database out of
+    reach, said in one line (None then)."""
     from server.accounts import AccountError
-    from server.password_links import PATH, make
 
     try:
-        token, link = await _on_house(config, lambda pool: make(pool, name, None))
+        return await _on_house(config, work)
     except AccountError as exc:
-        print(f"barajamos password-link: {exc.message}", file=sys.stderr)
-        return 1
+        print(f"{prog}: {exc.message}", file=sys.stderr)
     except startup_errors() as exc:
-        print(f"barajamos password-link: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
+    return None
+
+
+async def _password_link(config: Config, name: str, base: str) -> int:
+    from server.password_links import PATH, make
+
+    made = await _on_account("barajamos password-link", config,
+                             lambda pool: make(pool, name, None))
+    if made is None:
         return 1
+    token, link = made
     log.info("password link made", extra={"user": link.user_name, "made_by": "command line",
                                           "link": link.id})
     expires = link.expires_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -316,17 +327,14 @@ def erase_account_main(argv: list[str]) -> int:
 
 
 async def _erase_account(config: Config, name: str) -> int:
-    from server.accounts import AccountError, erase
+    from server.accounts import erase
 
     cost = password_cost(config)
-    try:
-        erased, ended = await _on_house(config, lambda pool: erase(pool, name, cost))
-    except AccountError as exc:
-        print(f"barajamos erase-account: {exc.message}", file=sys.stderr)
+    done = await _on_account("barajamos erase-account", config,
+                             lambda pool: erase(pool, name, cost))
+    if done is None:
         return 1
-    except startup_errors() as exc:
-        print(f"barajamos erase-account: {exc}", file=sys.stderr)
-        return 1
+    erased, ended = done
     log.info("account erased", extra={"user": erased, "ended_sessions": ended})
     print(f"{name}: erased, now {erased}; {ended} session(s) ended")
     return 0
