@@ -130,3 +130,17 @@ async def test_nothing_scrolls_sideways_at_200_percent_zoom(
     await page.goto(live_server.url("/"))
     await expect(page.locator(f'#my-tables a[href="/t/{table_id}"]')).to_be_visible()
     assert await no_horizontal_scroll(page)
+
+
+async def test_the_invite_link_is_copied_whole(live_server: LiveServer, browser: Browser) -> None:
+    # a phone showed a few characters of the link in a read-only field, nothing to copy it with
+    page = await new_page(browser, live_server, IPHONE_12)
+    await page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    await signup(page, live_server, "convida_1")
+    table_id = await create_table(page, "paulista", 2, "private")
+    link = await page.get_by_label("Link de convite").input_value()
+    assert link.startswith(live_server.url(f"/t/{table_id}?invite="))
+    await page.get_by_role("button", name="Copiar o link").click()
+    await expect(page.locator("#invite-copied")).to_have_text(
+        "Link copiado: cole-o para quem você convida.")
+    assert await page.evaluate("() => navigator.clipboard.readText()") == link

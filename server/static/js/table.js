@@ -262,6 +262,22 @@ setInterval(() => {
   }
 }, 2000);
 
+// the invite link, copied whole (a phone showed a few of its characters in a read-only field)
+$("invite-copy").addEventListener("click", async () => {
+  const link = $("invite-link").value;
+  const said = $("invite-copied");
+  try {
+    await navigator.clipboard.writeText(link);
+    said.textContent = "Link copiado: cole-o para quem você convida.";
+  } catch {
+    // no clipboard here (a page served over plain HTTP from another machine): the link is
+    // selected, for the system's own copy
+    $("invite-link").focus();
+    $("invite-link").select();
+    said.textContent = "Link selecionado: copie-o pelo menu do aparelho.";
+  }
+});
+
 window.addEventListener("offline", () => {
   if (state.socket && !state.refused) giveUp(state.socket, OFFLINE_TEXT);
 });
