@@ -45,6 +45,8 @@ import nacl.exceptions
 import nacl.pwhash
 from aiohttp import web
 
+from server.db import Conn
+
 SESSION_COOKIE = "barajamos_session"
 CSRF_COOKIE = "barajamos_csrf"
 DEVICE_COOKIE = "barajamos_device"
@@ -483,9 +485,7 @@ async def set_role(pool: asyncpg.Pool, name: str, role: Role) -> bool:
             "UPDATE users SET role = $2 WHERE lower(name) = lower($1) RETURNING id",
             name, role.value)
         if user_id is not None and role is Role.OPERATOR:
-            await conn.execute(
-                "UPDATE password_links SET replaced_at = now() WHERE user_id = $1"
-                " AND used_at IS NULL AND replaced_at IS NULL", user_id)
+            await _replace_links(conn, user_id)
     return user_id is not None
 
 
@@ -597,7 +597,11 @@ async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[s
                            " WHERE id = $1", user["id"], erased, digest)
         ended = await conn.fetch("DELETE FROM sessions WHERE user_id = $1 RETURNING token_hash",
                                  user["id"])
-        await conn.execute(
-            "UPDATE password_links SET replaced_at = now() WHERE user_id = $1"
-            " AND used_at IS NULL AND replaced_at IS NULL", user["id"])
+        await _replace_links(conn, user["id"])
     return erased, len(ended)
+
+
+async def _replace_links(conn: Conn, user_id: int) -> None:
+    """The account's unused password links (server/password_links.py) are worth nothing now."""
+    await conn.execute("UPDATE password_links SET replaced_at = now() WHERE user_id = $1"
+                       " AND used_at IS NULL AND replaced_at IS NULL", user_id)

@@ -22,7 +22,15 @@ from server.app import (
     sign_out_request,
 )
 from server.config import origin_key
-from server.pages import FormError, account_error_pt, back_to, by_field, local_time, render
+from server.pages import (
+    FormError,
+    _login_wall,
+    account_error_pt,
+    back_to,
+    by_field,
+    local_time,
+    render,
+)
 
 log = logging.getLogger("barajamos.http")
 
@@ -112,8 +120,7 @@ async def reset_form(request: web.Request) -> web.Response:
 def _operator(request: web.Request) -> web.Response | None:
     user = current_user(request)
     if user is None:
-        return render(request, "home.html", status=401, next=request.path,
-                      notice="Entre ou crie uma conta para ver esta página.")
+        return _login_wall(request)
     if not user.is_operator:
         return render(request, "error.html", status=403, title="Somente operadores",
                       message="Esta página é da equipe de operação da casa.")

@@ -1685,6 +1685,19 @@ function focusGame() {
 }
 
 /**
+ * What may cover the board on a phone: the actions bar (`bar`, its box, or null when empty;
+ * `stuck` when it sticks to the screen's bottom) and, from the top, the alerts stuck there while
+ * one shows (`top`: where the screen is clear from, 0 without them).
+ */
+function screenEdges() {
+  const actions = $("actions");
+  const bar = actions.childElementCount ? actions.getBoundingClientRect() : null;
+  const stuck = bar !== null && getComputedStyle(actions).position === "sticky";
+  const top = keepAlertsClear() ? Math.max(0, $("table-alerts").getBoundingClientRect().bottom) : 0;
+  return { bar, stuck, top };
+}
+
+/**
  * My cards in sight, clear of the actions bar stuck to the bottom of a phone's screen and of
  * the alerts stuck to its top: the whole board from the score down when it fits, else the
  * cards right above the bar.
@@ -1696,11 +1709,8 @@ function revealCards() {
     return;
   }
   const cards = hand.getBoundingClientRect();
-  const actions = $("actions");
-  const bar = actions.childElementCount ? actions.getBoundingClientRect() : null;
-  const stuck = bar !== null && getComputedStyle(actions).position === "sticky";
+  const { bar, stuck, top } = screenEdges();
   const bottom = stuck ? Math.min(window.innerHeight, bar.top) : window.innerHeight;
-  const top = keepAlertsClear() ? Math.max(0, $("table-alerts").getBoundingClientRect().bottom) : 0;
   if (cards.top >= top && cards.bottom <= bottom) return;
   const lowest = stuck ? cards.bottom + bar.height + 16 : cards.bottom;
   const room = window.innerHeight - top;
@@ -1915,16 +1925,12 @@ function revealRequest(view) {
   const active = document.activeElement;
   if (active && (active.tagName === "INPUT" || active.tagName === "TEXTAREA" || active.tagName === "SELECT")) return;
   const box = $("request").getBoundingClientRect();
-  const actions = $("actions");
-  const bar = actions.childElementCount ? actions.getBoundingClientRect() : null;
-  const stuck = bar !== null && getComputedStyle(actions).position === "sticky";
+  const { bar, stuck, top } = screenEdges();
   // my cards: a truco is answered on them (a spectator, or a seat gone al mazo, holds none)
   const cards = $("my-hand-box").hidden || !$("my-hand").childElementCount ? null : $("my-hand").getBoundingClientRect();
   // the bar follows the request and the cards in the page; stuck to the screen's bottom, it
   // may cover them
   const bottom = bar ? Math.min(window.innerHeight, bar.top) : window.innerHeight;
-  // an error or my absence notice stuck to the screen's top (a phone) may cover them too
-  const top = keepAlertsClear() ? Math.max(0, $("table-alerts").getBoundingClientRect().bottom) : 0;
   const seen = (r) => r.top >= top && r.bottom <= bottom;
   // (on a wide screen the bar is not stuck: it must be in sight too)
   if (seen(box) && (!cards || seen(cards)) && (!bar || bar.bottom <= window.innerHeight)) return;
