@@ -36,7 +36,7 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -462,6 +462,32 @@ async def open_session(pool: asyncpg.Pool, user: User) -> str:
         token_hash(token), user.id, secrets.token_urlsafe(16), SESSION_LIFETIME,
     )
     return token
+
+
+@dataclass(frozen=True, slots=True)
+class OpenSession:
+    """A session of an account, as its owner sees it on the account page."""
+
+    created_at: datetime
+    expires_at: datetime
+    this_one: bool  # the session asking
+
+
+async def open_sessions(pool: asyncpg.Pool, user_id: int, token: str) -> list[OpenSession]:
+    """`user_id`'s sessions not expired, oldest first; `token`'s marked `this_one`."""
+    mine = token_hash(token)
+    return [OpenSession(row["created_at"], row["expires_at"], bytes(row["token_hash"]) == mine)
+            for row in await pool.fetch(
+                "SELECT token_hash, created_at, expires_at FROM sessions"
+                " WHERE user_id = $1 AND expires_at > now() ORDER BY created_at", user_id)]
+
+
+async def end_other_sessions(pool: asyncpg.Pool, user_id: int, token: str) -> list[bytes]:
+    """End every session of `user_id` but `token`'s; the hashes of those ended."""
+    rows = await pool.fetch(
+        "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2 RETURNING token_hash",
+        user_id, token_hash(token))
+    return [bytes(row["token_hash"]) for row in rows]
 
 
 async def close_session(pool: asyncpg.Pool, token: str) -> None:

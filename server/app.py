@@ -229,6 +229,17 @@ async def change_password(request: web.Request, current: object, new: object) ->
     return len(ended)
 
 
+async def end_other_sessions(request: web.Request) -> int:
+    """End every other session of the signed-in user (a browser left signed in elsewhere),
+    their sockets closed as at a logout; this session goes on. Returns how many ended."""
+    user = require_user(request)
+    token = request_cookie(request, accounts.SESSION_COOKIE) or ""
+    ended = set(await accounts.end_other_sessions(request.app[POOL], user.id, token))
+    await close_sessions_sockets(request.app, ended, keep=token)
+    log.info("other sessions ended", extra={"user": user.name, "ended_sessions": len(ended)})
+    return len(ended)
+
+
 async def close_sessions_sockets(app: web.Application, ended: Collection[bytes],
                                  keep: str | None = None) -> None:
     """Close, as at a logout, the sockets opened by the sessions whose `token_hash` is in

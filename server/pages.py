@@ -9,6 +9,8 @@ are real HTML forms that work without JavaScript. See docs/BROWSER.md.
 
 from __future__ import annotations
 
+import asyncio
+import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ import jinja2
 import markupsafe
 from aiohttp import web
 
-from server import accounts, password_links
+from server import account_data, accounts, password_links
 from server.accounts import MAX_PASSWORD, MIN_PASSWORD, AccountError, User
 from server.app import (
     CONFIG,
@@ -31,9 +33,11 @@ from server.app import (
     client_group,
     csrf_token,
     current_user,
+    end_other_sessions,
     end_session,
     keep_device,
     read_body,
+    request_cookie,
     request_device,
     rotate_csrf,
 )
@@ -44,6 +48,10 @@ TABLE_ID: Final = re.compile(r"[0-9a-f]{16}")
 TEMPLATES_DIR: Final = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
 JINJA: Final = web.AppKey("jinja", jinja2.Environment)
+# when each account last downloaded its data (the event loop's clock): one download a
+# `DOWNLOAD_EVERY` (each reads every row of the account, in one snapshot)
+DOWNLOADED: Final = web.AppKey("downloaded", dict[int, float])
+DOWNLOAD_EVERY: Final = 10.0
 
 # Scripts and styles only from this origin, no inline script: a table page that somehow
 # rendered a hostile name still could not run it. `connect-src 'self'` covers the WebSocket.
@@ -384,6 +392,39 @@ async def my_hands(request: web.Request) -> web.Response:
     return render(request, "hands.html", matches=await _hands_matches(request, user))
 
 
+async def account_download(request: web.Request) -> web.StreamResponse:
+    """Everything the house keeps about the signed-in account, as a JSON file
+    (`server.account_data`); 429 `too_soon` within `DOWNLOAD_EVERY` of the last one."""
+    user = current_user(request)
+    if user is None:
+        return _login_wall(request)
+    downloaded = request.app[DOWNLOADED]
+    now = asyncio.get_running_loop().time()
+    for uid in [uid for uid, at in downloaded.items() if now - at >= DOWNLOAD_EVERY]:
+        del downloaded[uid]
+    if user.id in downloaded:
+        wait = math.ceil(DOWNLOAD_EVERY - (now - downloaded[user.id]))
+        return render(request, "error.html", status=429, headers={"Retry-After": str(wait)},
+                      title="Espere um pouco",
+                      message=f"Os seus dados acabaram de ser baixados: tente de novo em"
+                              f" {wait} s.")
+    downloaded[user.id] = now
+    token = request_cookie(request, accounts.SESSION_COOKIE)
+    async with request.app[POOL].acquire() as conn, conn.transaction(
+            isolation="repeatable_read", readonly=True):
+        at: datetime = await conn.fetchval("SELECT now()")
+        doc = await account_data.collect(
+            conn, user.id, session_hash=None if token is None else accounts.token_hash(token),
+            now=at)
+    if doc is None:  # (the account was erased meanwhile: its session ended with it)
+        return _login_wall(request)
+    return web.Response(body=account_data.encode(doc), content_type="application/json",
+                        charset="utf-8", headers={
+                            "Content-Disposition": "attachment; filename="
+                            f'"barajamos-{user.name}-{at.astimezone(UTC):%Y-%m-%d}.json"',
+                            "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
+
+
 def _password_error_pt(exc: AccountError, new: object) -> FormError:
     """A refused password change, said in pt-BR, on the field to correct."""
     if exc.code == "wrong_password":
@@ -426,8 +467,18 @@ async def _account(request: web.Request, *, status: int = 200,
     user = current_user(request)
     assert user is not None
     link = await password_links.newest_of(request.app[POOL], user.id)
+    sessions = await accounts.open_sessions(
+        request.app[POOL], user.id, request_cookie(request, accounts.SESSION_COOKIE) or "")
     return render(request, "account.html", status=status, headers=headers, reset_link=link,
+                  sessions=sessions, session_days=accounts.SESSION_LIFETIME.days,
                   when=local_time, **context)
+
+
+async def sessions_form(request: web.Request) -> web.Response:
+    """"Encerrar as outras sessões": every other session of the account ends."""
+    if current_user(request) is None:
+        return _login_wall(request)
+    return await _account(request, ended_others=await end_other_sessions(request))
 
 
 async def password_form(request: web.Request) -> web.Response:
@@ -497,6 +548,7 @@ def setup(app: web.Application) -> None:
     app[JINJA].globals["house_key_id"] = app[HOUSE].key_id if HOUSE in app else None
     # the verifier to download, built once from the source this house runs
     app[VERIFIER_BUNDLE] = verifier_bytes = bundle.build()
+    app[DOWNLOADED] = {}
     app[JINJA].globals.update(verifier_name=bundle.NAME,
                               verifier_sha256=bundle.digest(verifier_bytes),
                               verifier_kib=round(len(verifier_bytes) / 1024))
@@ -513,8 +565,10 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/account", account_page, name="account_page")
     app.router.add_get("/privacidade", privacy_page, name="privacy_page")
     app.router.add_post("/account/password", password_form, name="password_form")
+    app.router.add_get("/account/data", account_download, name="account_download")
+    app.router.add_post("/account/sessions", sessions_form, name="sessions_form")
     # a refused form's page stays at its address: opened again, a GET goes to the form's page
     for path, page in (("/signup", "/"), ("/login", "/"), ("/logout", "/"),
-                       ("/account/password", "/account")):
+                       ("/account/password", "/account"), ("/account/sessions", "/account")):
         app.router.add_get(path, back_to(page))
     app.router.add_static("/static/", STATIC_DIR, name="static", append_version=False)

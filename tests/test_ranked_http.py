@@ -5,6 +5,7 @@ see it, forged CSRF, and an overturn that gives back rating, chips and pause exa
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -1712,3 +1713,32 @@ async def test_a_refused_new_arena_names_its_field_and_keeps_the_form(house: Hou
     # a fresh page has the defaults and marks nothing
     text = await (await op.get("/arena")).text()
     assert 'aria-invalid' not in text and 'value="60"' in text and "<option value=\"4\">" in text
+
+
+async def test_a_players_data_download_carries_their_ranked_records(house: House) -> None:
+    """/account/data (server.account_data): a player's ratings and their history, chips and
+    every movement, abandonment records with their appeals; nothing of another player's."""
+    ana, bia = await house.player("ana"), await house.player("bia")
+    record = (await settle_abandonment(house, TABLE, [ana.id, bia.id], 1)).record
+    await bia.json(f"/api/me/abandonments/{record.id}/appeal", {"text": "Caiu a luz."})
+    resp = await bia.get("/account/data")
+    assert resp.status == 200, await resp.text()
+    doc = await resp.json()
+    assert doc["account"]["name"] == "bia"
+    [rating] = doc["ratings"]
+    assert (rating["variant"], rating["seats"], rating["games"]) == ("paulista", 2, 1)
+    [change] = doc["rating_history"]
+    assert change["match_ref"] == f"ranked:{TABLE}:1"
+    assert change["rating_after"] == rating["rating"] < change["rating_before"]
+    assert doc["chips"]["balance"] == 950
+    assert [(m["reason"], m["amount"], m["balance_after"])
+            for m in doc["chips"]["movements"]] == [("grant", 1000, 1000), ("hold", -50, 950)]
+    [kept] = doc["ranked_abandonments"]
+    assert (kept["id"], kept["status"], kept["appeal_text"]) == (record.id, "pending",
+                                                                "Caiu a luz.")
+    assert kept["evidence"] == json.loads(await house.pool.fetchval(
+        "SELECT evidence FROM ranked_abandonments WHERE id = $1", record.id))
+    assert kept["evidence"][0]["kind"] == "disconnected"
+    other = await (await ana.get("/account/data")).json()
+    assert other["ranked_abandonments"] == [] and other["account"]["name"] == "ana"
+    assert [m["reason"] for m in other["chips"]["movements"]] == ["grant", "hold", "payout"]

@@ -1,0 +1,166 @@
+"""A player's own data, from the account page: the download of everything the house keeps about
+the account (server.account_data) and the list of its open sessions, with "end the others".
+On a real PostgreSQL, over HTTP and the table protocol."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from aiohttp import WSCloseCode, WSMsgType
+
+from server.clock import VirtualClock
+from tests.conftest import AppFactory
+from tests.test_accounts_password import alerts, signed_in
+from tests.test_live_helpers import (
+    Live,
+    Player,
+    connect,
+    create_table,
+    fetch_chain,
+    hand_records,
+    play_all,
+    start_live,
+)
+
+
+@pytest.fixture
+async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
+               vclock: VirtualClock) -> Live:
+    return await start_live(make_app, aiohttp_client, vclock)
+
+
+async def download(player: Player) -> tuple[int, dict[str, str], bytes]:
+    async with player.session.get(player.base / "account/data") as resp:
+        return resp.status, dict(resp.headers), await resp.read()
+
+
+async def play_training_match(player: Player) -> str:
+    table = await create_table(player, "mineiro", 2, "training")
+    seat = await connect(player, table["id"], 0)
+    await player.post(f"/api/tables/{table['id']}/start")
+    await play_all([seat])
+    await seat.ws.close()
+    return str(table["id"])
+
+
+async def test_the_download_holds_the_accounts_matches_sessions_and_logins(live: Live) -> None:
+    ana = await Player(live.base, "ana").signup()
+    other = await Player(live.base, "ana").login()  # another browser of hers
+    bia = await Player(live.base, "bia").signup()
+    try:
+        stranger = Player(live.base, "ana")  # someone tries her name with a wrong password
+        async with stranger.session.get(stranger.base / "api/session") as resp:
+            stranger.csrf = (await resp.json())["csrf"]
+        assert (await stranger.post("/api/login", {"name": "ana",
+                                                   "password": "wrong horse 1"}))[0] == 401
+        await stranger.close()
+        table_id = await play_training_match(ana)
+        bias_table = await play_training_match(bia)
+
+        status, headers, body = await download(ana)
+        assert status == 200, body
+        assert headers["Content-Type"] == "application/json; charset=utf-8"
+        assert headers["Cache-Control"] == "no-store"
+        today = datetime.now(UTC).strftime("%Y-%m-%d")
+        assert headers["Content-Disposition"] == (
+            f'attachment; filename="barajamos-ana-{today}.json"')
+        doc = json.loads(body)
+        assert doc["format"] == "barajamos-account-data/1"
+        assert (doc["account"]["name"], doc["account"]["role"]) == ("ana", "player")
+        # her two sessions, this one marked; no token or hash of either
+        assert [s["this_one"] for s in doc["sessions"]] == [True, False]  # oldest first
+        assert set(doc["sessions"][0]) == {"created_at", "expires_at", "this_one"}
+        # logins: hers with their address, the stranger's failure with its time alone
+        failed = [entry for entry in doc["logins"] if not entry["succeeded"]]
+        assert len(failed) == 1 and failed[0]["address"] is None
+        assert all(entry["address"] for entry in doc["logins"] if entry["succeeded"])
+        assert [t["table_id"] for t in doc["tables_owned"]] == [table_id]
+        [match] = doc["matches"]
+        assert (match["table_id"], match["variant"], match["kind"], match["players"],
+                match["my_seat"]) == (table_id, "mineiro", "training", ["ana", None], 0)
+        assert match["termination"] is not None and isinstance(match["won"], bool)
+        # the hands are the table's chain, each named by its public page
+        chain = hand_records(await fetch_chain(ana, table_id))
+        assert [h["hand"] for h in match["hands"]] == [r["hand"] for r in chain]
+        assert match["hands"][0]["hand_url"] == f"/h/{table_id}/{chain[0]['hand']}"
+        async with ana.session.get(ana.base / match["hands"][0]["hand_url"].lstrip("/")) as r:
+            assert r.status == 200
+        kinds = {event["kind"] for event in match["my_seat_events"]}
+        assert "connected" in kinds, match["my_seat_events"]
+        # nothing of bia's: her table, her name
+        assert bias_table not in body.decode() and '"bia"' not in body.decode()
+        assert "hash" not in body.decode() and "token" not in body.decode()
+        # one download every few seconds: a second at once is refused, in pt-BR, and says when
+        status, headers, body = await download(ana)
+        assert status == 429 and int(headers["Retry-After"]) >= 1
+        assert "acabaram de ser baixados" in body.decode()
+        assert (await download(bia))[0] == 200  # (another account's own limit)
+    finally:
+        for player in (ana, other, bia):
+            await player.close()
+
+
+async def test_the_download_asks_for_a_login(live: Live) -> None:
+    stranger = Player(live.base, "nobody")
+    try:
+        status, _, body = await download(stranger)
+        assert status == 401 and "Entre ou crie uma conta" in body.decode()
+    finally:
+        await stranger.close()
+
+
+async def form(player: Player, csrf: str | None = None) -> tuple[int, str]:
+    async with player.session.post(player.base / "account/sessions",
+                                   data={"csrf": player.csrf if csrf is None else csrf},
+                                   headers={"Accept": "text/html"}) as resp:
+        return resp.status, await resp.text()
+
+
+def listed(page: str) -> list[str]:
+    found = re.search(r'<ul id="sessions-list">(.*?)</ul>', page, re.S)
+    assert found, page
+    return [re.sub(r"<[^>]+>|\s+", " ", item).strip()
+            for item in re.findall(r"<li>(.*?)</li>", found.group(1), re.S)]
+
+
+async def test_the_account_page_lists_the_sessions_and_ends_the_others(live: Live) -> None:
+    here = await Player(live.base, "ana").signup()
+    there = await Player(live.base, "ana").login()
+    third = await Player(live.base, "ana").login()
+    bia = await Player(live.base, "bia").signup()
+    try:
+        tid = (await create_table(here, "paulista", 2, "private"))["id"]
+        mine, theirs = await here.ws(tid), await there.ws(tid)
+        async with here.session.get(here.base / "account") as resp:
+            page = await resp.text()
+        items = listed(page)
+        assert len(items) == 3 and sum("(esta, neste navegador)" in i for i in items) == 1
+        assert 'action="/account/sessions"' in page
+        # a forged or stale form changes nothing
+        status, page = await form(here, csrf="forged")
+        assert status == 403 and "Formulário expirado" in page
+        assert await signed_in(there) and await signed_in(third)
+        status, page = await form(here)
+        assert status == 200 and alerts(page) == []
+        assert "As outras 2 sessões foram encerradas" in page
+        assert listed(page) == [i for i in listed(page) if "(esta, neste navegador)" in i]
+        assert 'action="/account/sessions"' not in page  # no other one to end
+        assert not await signed_in(there) and not await signed_in(third)
+        msg = await theirs.receive(timeout=5)
+        assert (msg.type, msg.data, msg.extra) == (
+            WSMsgType.CLOSE, WSCloseCode.POLICY_VIOLATION, "signed out")
+        assert await signed_in(here) and not mine.closed and await signed_in(bia)
+        status, page = await form(here)
+        assert status == 200 and "Não havia outra sessão aberta." in page
+        # the password still logs in: nothing but the sessions changed
+        again = await Player(live.base, "ana").login()
+        await again.close()
+        await mine.close()
+    finally:
+        for player in (here, there, third, bia):
+            await player.close()
