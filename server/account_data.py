@@ -63,10 +63,10 @@ async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
     doc: dict[str, Any] = {"format": FORMAT, "exported_at": now, "account": _row(account)}
 
     doc["sessions"] = [
-        {"created_at": r["created_at"], "expires_at": r["expires_at"],
+        {"created_at": r["created_at"], "expires_at": r["expires_at"], "agent": r["agent"],
          "this_one": session_hash is not None and bytes(r["token_hash"]) == session_hash}
         for r in await conn.fetch(
-            "SELECT token_hash, created_at, expires_at FROM sessions"
+            "SELECT token_hash, created_at, expires_at, agent FROM sessions"
             " WHERE user_id = $1 AND expires_at > $2 ORDER BY created_at", user_id, now)]
     # the house keeps login attempts for a day (the login limits): a successful one's address
     # was this account's owner's; a failed one may be anyone's, so only its time is given

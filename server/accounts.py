@@ -454,12 +454,29 @@ def check_new_password(new: object, current: object, name: str) -> str:
     return password
 
 
-async def open_session(pool: asyncpg.Pool, user: User) -> str:
+def agent_label(user_agent: str | None) -> str | None:
+    """A browser's User-Agent as a person reads it, in pt-BR ("Firefox no Windows", "Chrome
+    Mobile no Android"), by ua-parser's published rules; None when it names neither. Slow on
+    a first call (the rules are compiled) and a few milliseconds after: call it off the loop."""
+    if not user_agent:
+        return None
+    from ua_parser import parse
+
+    found = parse(user_agent[:512])
+    browser = None if found.user_agent is None or found.user_agent.family == "Other" \
+        else found.user_agent.family
+    system = None if found.os is None or found.os.family == "Other" else found.os.family
+    label = f"{browser} no {system}" if browser and system else browser or system
+    return None if label is None else label[:80]
+
+
+async def open_session(pool: asyncpg.Pool, user: User, agent: str | None = None) -> str:
+    """A new session of `user`; `agent`: what it was opened with (`agent_label`)."""
     token = secrets.token_urlsafe(32)
     await pool.execute(
-        "INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at) "
-        "VALUES ($1, $2, $3, now() + $4::interval)",
-        token_hash(token), user.id, secrets.token_urlsafe(16), SESSION_LIFETIME,
+        "INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at, agent) "
+        "VALUES ($1, $2, $3, now() + $4::interval, $5)",
+        token_hash(token), user.id, secrets.token_urlsafe(16), SESSION_LIFETIME, agent,
     )
     return token
 
@@ -470,15 +487,17 @@ class OpenSession:
 
     created_at: datetime
     expires_at: datetime
+    agent: str | None  # `agent_label` of its login
     this_one: bool  # the session asking
 
 
 async def open_sessions(pool: asyncpg.Pool, user_id: int, token: str) -> list[OpenSession]:
     """`user_id`'s sessions not expired, oldest first; `token`'s marked `this_one`."""
     mine = token_hash(token)
-    return [OpenSession(row["created_at"], row["expires_at"], bytes(row["token_hash"]) == mine)
+    return [OpenSession(row["created_at"], row["expires_at"], row["agent"],
+                        bytes(row["token_hash"]) == mine)
             for row in await pool.fetch(
-                "SELECT token_hash, created_at, expires_at FROM sessions"
+                "SELECT token_hash, created_at, expires_at, agent FROM sessions"
                 " WHERE user_id = $1 AND expires_at > now() ORDER BY created_at", user_id)]
 
 

@@ -807,7 +807,8 @@ async def session_info(request: web.Request) -> web.Response:
 
 
 async def _start_session(request: web.Request, user: User, status: int = 200) -> web.Response:
-    token = await accounts.open_session(request.app[POOL], user)
+    token = await accounts.open_session(request.app[POOL], user, await asyncio.to_thread(
+        accounts.agent_label, request.headers.get("User-Agent")))
     # the answer carries the new CSRF token: the one before the login no longer works
     response = web.json_response({"user": _user_json(user),
                                   "csrf": rotate_csrf(request, session=token)}, status=status)

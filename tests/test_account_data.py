@@ -27,6 +27,8 @@ from tests.test_live_helpers import (
     start_live,
 )
 
+FIREFOX = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0"
+
 
 @pytest.fixture
 async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
@@ -74,7 +76,9 @@ async def test_the_download_holds_the_accounts_matches_sessions_and_logins(live:
         assert (doc["account"]["name"], doc["account"]["role"]) == ("ana", "player")
         # her two sessions, this one marked; no token or hash of either
         assert [s["this_one"] for s in doc["sessions"]] == [True, False]  # oldest first
-        assert set(doc["sessions"][0]) == {"created_at", "expires_at", "this_one"}
+        assert set(doc["sessions"][0]) == {"created_at", "expires_at", "agent", "this_one"}
+        # (aiohttp's client names itself "Python/3.x aiohttp/3.x")
+        assert [s["agent"] for s in doc["sessions"]] == ["Python aiohttp"] * 2
         # logins: hers with their address, the stranger's failure with its time alone
         failed = [entry for entry in doc["logins"] if not entry["succeeded"]]
         assert len(failed) == 1 and failed[0]["address"] is None
@@ -130,8 +134,12 @@ def listed(page: str) -> list[str]:
 
 async def test_the_account_page_lists_the_sessions_and_ends_the_others(live: Live) -> None:
     here = await Player(live.base, "ana").signup()
-    there = await Player(live.base, "ana").login()
-    third = await Player(live.base, "ana").login()
+    there = Player(live.base, "ana")
+    there.session.headers["User-Agent"] = FIREFOX
+    await there.login()
+    third = Player(live.base, "ana")
+    third.session.headers["User-Agent"] = "x" * 2000  # names no browser
+    await third.login()
     bia = await Player(live.base, "bia").signup()
     try:
         tid = (await create_table(here, "paulista", 2, "private"))["id"]
@@ -139,7 +147,10 @@ async def test_the_account_page_lists_the_sessions_and_ends_the_others(live: Liv
         async with here.session.get(here.base / "account") as resp:
             page = await resp.text()
         items = listed(page)
-        assert len(items) == 3 and sum("(esta, neste navegador)" in i for i in items) == 1
+        assert [item.split(",")[0] for item in items] == [
+            "Python aiohttp", "Firefox no Windows", "Navegador desconhecido"]
+        assert "(esta, neste navegador)" in items[0]
+        assert not any("(esta" in item for item in items[1:])
         assert 'action="/account/sessions"' in page
         # a forged or stale form changes nothing
         status, page = await form(here, csrf="forged")
