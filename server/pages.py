@@ -456,8 +456,16 @@ async def privacy_page(request: web.Request) -> web.Response:
 
 
 async def account_page(request: web.Request) -> web.Response:
+    """The account page; after a form of it succeeded (a redirect, so that a reload does not
+    post it again), `?feito=senha|sessoes&outras=N` says what was done: the password changed,
+    or the other sessions ended, N of them."""
     if current_user(request) is None:
         return _login_wall(request)
+    done, others = request.query.get("feito"), ascii_uint(request.query.get("outras"))
+    if others is not None and done == "senha":
+        return await _account(request, changed=True, ended_sessions=others)
+    if others is not None and done == "sessoes":
+        return await _account(request, ended_others=others)
     return await _account(request)
 
 
@@ -476,10 +484,11 @@ async def _account(request: web.Request, *, status: int = 200,
 
 
 async def sessions_form(request: web.Request) -> web.Response:
-    """"Encerrar as outras sessões": every other session of the account ends."""
+    """"Encerrar as outras sessões": every other session of the account ends; 303 to the page
+    that says how many."""
     if current_user(request) is None:
         return _login_wall(request)
-    return await _account(request, ended_others=await end_other_sessions(request))
+    return _redirect(f"/account?feito=sessoes&outras={await end_other_sessions(request)}")
 
 
 async def password_form(request: web.Request) -> web.Response:
@@ -516,7 +525,9 @@ async def password_form(request: web.Request) -> web.Response:
     except AccountError as exc:
         return await _account(request, status=exc.status, headers=exc.headers(),
                               errors=by_field([_password_error_pt(exc, new)]))
-    page = await _account(request, changed=True, ended_sessions=ended)
+    # the page that says so is another address (a reload does not post the form again, which
+    # would now be refused: its "current" password is the old one)
+    page = _redirect(f"/account?feito=senha&outras={ended}")
     # the new password revoked every device cookie: this browser gets one for it
     await keep_device(request, page, user)
     return page

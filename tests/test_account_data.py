@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from aiohttp import WSCloseCode, WSMsgType
+from yarl import URL
 
 from server.clock import VirtualClock
 from tests.conftest import AppFactory
@@ -166,8 +167,18 @@ async def test_the_account_page_lists_the_sessions_and_ends_the_others(live: Liv
         assert (msg.type, msg.data, msg.extra) == (
             WSMsgType.CLOSE, WSCloseCode.POLICY_VIOLATION, "signed out")
         assert await signed_in(here) and not mine.closed and await signed_in(bia)
+        # the answer is a redirect: a reload of the page it leads to posts nothing again
+        async with here.session.post(here.base / "account/sessions", data={"csrf": here.csrf},
+                                     allow_redirects=False) as resp:
+            assert (resp.status, resp.headers["Location"]) == (
+                303, "/account?feito=sessoes&outras=0")
         status, page = await form(here)
         assert status == 200 and "Não havia outra sessão aberta." in page
+        async with here.session.get(here.base.join(URL("/account?feito=sessoes&outras=x"))) \
+                as resp:
+            page = await resp.text()
+        assert resp.status == 200 and 'id="sessions-list"' in page
+        assert "sessions-ended" not in page  # (a count that is none says nothing)
         # the password still logs in: nothing but the sessions changed
         again = await Player(live.base, "ana").login()
         await again.close()
