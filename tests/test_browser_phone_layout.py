@@ -1,8 +1,8 @@
 """A phone's screen, from a phone player's review: the cards in sight at the first deal (they
 sat half under the actions bar, and a tap on a card's middle called truco), a phone held
 sideways laid out as a phone (its answers to a truco were below the screen), the verifier's
-verdict brought to the player, an arena ended only on a second thought, and the lobby's 2x2
-setting hidden for 1x1."""
+verdict brought to the player, an arena ended only on a second thought, the lobby's 2x2
+setting hidden for 1x1, and a 2x2 board in one small phone's screen."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from playwright.async_api import Browser, Dialog, Page, expect
 
 from server.accounts import Role, set_role
 from server.app import POOL
-from tests.test_browser_table_ux import paulista_1x1
+from tests.test_browser_table_ux import paulista_1x1, paulista_2x2
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
     browser_fixture,
@@ -20,7 +20,8 @@ from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest
     no_horizontal_scroll,
     signup,
 )
-from tests.test_browser_views import EngineTable, open_table
+from tests.test_browser_views import EngineTable, dealt, open_table
+from truco import MatchConfig, MatchState, Variant, new_match, start_hand
 
 IPHONE_12 = {"width": 390, "height": 664}
 SIDEWAYS = {"width": 844, "height": 390}
@@ -144,3 +145,37 @@ async def test_the_invite_link_is_copied_whole(live_server: LiveServer, browser:
     await expect(page.locator("#invite-copied")).to_have_text(
         "Link copiado: cole-o para quem você convida.")
     assert await page.evaluate("() => navigator.clipboard.readText()") == link
+
+
+SMALL_PHONE = {"width": 360, "height": 640}
+
+
+def argentino_2x2() -> MatchState:
+    """An Argentino 2x2 dealt by seat 3: my turn first, with the envido calls offered."""
+    state = new_match(MatchConfig(Variant.ARGENTINO, 4), first_dealer=3, score=(14, 9))
+    hands = [["3C", "4D", "5S"], ["2H", "6D", "7S"], ["AC", "QD", "KS"], ["2C", "JD", "4H"]]
+    return start_hand(state, dealt(3, hands))[0]
+
+
+async def test_a_2x2_board_fits_a_small_phones_screen(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """A 2x2 board was 760 px high on a 360 x 640 phone: the score, the vira and the manilhas
+    were off the screen whenever my cards were on it. Now the whole board, from the score to
+    my moves, fits the screen (Paulista with its vira and four manilhas; Argentino with its
+    malas and the envido calls)."""
+    for name, state in (("pequeno_p", paulista_2x2()), ("pequeno_a", argentino_2x2())):
+        table = EngineTable(state, seat=0, names=[name, "bot1", "bot2", "bot3"])
+        page = await open_table(live_server, browser, table, name, SMALL_PHONE)
+        await expect(page.locator("#my-hand button").first).to_be_enabled()
+        await expect(page.locator("#actions button").first).to_be_visible()
+        board = await page.evaluate("""() => {
+          const board = document.getElementById("board");
+          board.scrollIntoView();
+          const box = board.getBoundingClientRect();
+          return {height: box.height, screen: window.innerHeight, top: box.top}; }""")
+        assert board["height"] <= board["screen"], (name, board)
+        for part in ("#scoreboard", "#hand-info", "#players", "#my-hand", "#actions"):
+            await expect(page.locator(part)).to_be_in_viewport(ratio=1)
+        assert await no_horizontal_scroll(page)
+        await page.context.close()
