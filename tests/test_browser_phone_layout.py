@@ -179,3 +179,26 @@ async def test_a_2x2_board_fits_a_small_phones_screen(
             await expect(page.locator(part)).to_be_in_viewport(ratio=1)
         assert await no_horizontal_scroll(page)
         await page.context.close()
+
+
+async def test_links_and_folds_that_stand_alone_are_44_px_touch_targets(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """The ranked pages' links, "Atualizar", a table of mine in the lobby, "Baixar os meus
+    dados" and the folds were 16 to 23 px high on a phone (links inside a sentence stay)."""
+    page = await new_page(browser, live_server, IPHONE_12)
+    await signup(page, live_server, "dedo_grosso")
+    heights = """(selector) => [...document.querySelectorAll(selector)]
+      .map((node) => node.getBoundingClientRect().height)"""
+    await page.goto(live_server.url("/ranked"))
+    for selector in ('nav[aria-label="Ranqueadas"] a', 'a[href="/ranked"].target'):
+        found = await page.evaluate(heights, selector)
+        assert found and min(found) >= 44, (selector, found)
+    await page.goto(live_server.url("/account"))
+    assert min(await page.evaluate(heights, "#data-download")) >= 44
+    await page.goto(live_server.url("/"))
+    await create_table(page, "paulista", 2, "training")
+    assert min(await page.evaluate(heights, "details.fairness > summary")) >= 44
+    await page.goto(live_server.url("/"))
+    await expect(page.locator(".table-item a").first).to_be_visible()
+    assert min(await page.evaluate(heights, ".table-item p > a:first-child")) >= 44
