@@ -152,8 +152,9 @@ async def test_mao_de_ferro_is_played_blind_by_position(
 ) -> None:
     state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1, score=(11, 11))
     state, _ = start_hand(state, dealt(1, [["3C", "4D", "5S"], ["2H", "6D", "7S"]], "KH"))
-    reply = Action(1, ActionKind.PLAY, position=0)
-    table = EngineTable(state, seat=0, names=["ferro_0", "bot"], script=[[reply]])
+    # the bot takes the first round with 2H and leads the second with 7S
+    reply = [Action(1, ActionKind.PLAY, position=0), Action(1, ActionKind.PLAY, position=2)]
+    table = EngineTable(state, seat=0, names=["ferro_0", "bot"], script=[reply])
     page = await open_table(live_server, browser, table, "ferro_0")
     await expect(page.locator("#blind-note")).to_be_visible()
     await expect(page.locator("#hand-info")).to_contain_text("mão de ferro")
@@ -167,6 +168,13 @@ async def test_mao_de_ferro_is_played_blind_by_position(
     await expect(page.locator('#rounds .play .card[data-card="4D"]')).to_be_visible()
     await expect(page.locator('#rounds .play .card[data-card="2H"]')).to_be_visible()
     await expect(page.locator("#my-hand button[data-position]")).to_have_count(2)
+    # 5S loses the second round to 7S: the hand and the match are over with my 3C unplayed. It
+    # stays face down, offered no more, and "Escolha uma posição" is said no more
+    await page.get_by_role("button", name="Jogar a carta virada da posição 3").click()
+    await expect(page.locator('#rounds .play .card[data-card="7S"]')).to_be_visible()
+    await expect(page.locator("#my-hand button")).to_have_count(0)
+    await expect(page.get_by_role("img", name="carta não jogada, virada")).to_have_count(1)
+    await expect(page.locator("#blind-note")).to_be_hidden()
 
 
 async def test_mao_de_onze_shows_the_partner_and_asks_play_or_run(

@@ -118,6 +118,12 @@ async function refresh() {
 document.addEventListener("visibilitychange", () => {
   if (!document.hidden) refresh();
 });
+// a lobby brought back by the browser's Back button (from its back/forward cache) showed the
+// lists it had when it was left, "Você não está em nenhuma mesa." for a match just started,
+// until its next refresh: it refreshes at once
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) refresh();
+});
 
 /** The status line (a live region, read aloud at every write): written only when it changes,
  * not at every refresh of the lists. */

@@ -2195,12 +2195,16 @@ function renderHands(view) {
   // gone to the mazo: my cards were dropped, they are not shown as if still mine
   const folded = Boolean(me) && me.in_hand === false;
   $("folded-note").hidden = !folded;
-  $("blind-note").hidden = !blind || folded;
   const held = folded ? [] : me?.hand ?? [];
-  // the hand (or the match) is over: the cards left are shown, not offered ("Jogar ..." to no end)
+  // the hand (or the match) is over: the cards left are shown, not offered ("Jogar ..." to no end);
+  // a mão de ferro's card nobody saw stays face down, and "Escolha uma posição" is said no more
   const over = Boolean(hand?.result) || Boolean(view.outcome);
+  $("blind-note").hidden = !blind || folded || over;
   rebuild($("my-hand"), JSON.stringify([held, plays, blind, over]), () => held.map((slot) => {
-    if (over && slot.card) return el("span", { class: "slot left-over" }, cardFace(slot.card, v));
+    if (over) {
+      return el("span", { class: "slot left-over" },
+        cardFace(slot.card ?? null, v, slot.card ? {} : { label: "carta não jogada, virada" }));
+    }
     if (blind) {
       const action = plays.find((a) => a.position === slot.position);
       return el("button", {
