@@ -5,11 +5,14 @@ lobby says what it costs, and the rules are on the site."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.async_api import Browser, expect
 
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
     LiveServer,
     browser_fixture,
+    create_table,
     live_server_fixture,
     lobby_refreshes,
     new_page,
@@ -36,3 +39,25 @@ async def test_the_lobby_brought_back_from_the_cache_refreshes_at_once(
         new PageTransitionEvent("pageshow", {persisted: false}))""")
     await page.wait_for_timeout(500)
     assert len(begun) == before + 1
+
+
+async def test_the_lobby_says_what_leaving_a_match_in_play_costs(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "saiu_0")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#my-hand .card").first).to_be_visible()
+    await page.get_by_role("link", name="Mesas", exact=True).first.click()
+    item = page.locator(f'#my-tables .table-item[data-table="{table_id}"]')
+    note = item.locator("p.away")
+    await expect(note).to_contain_text(re.compile(
+        r"Você saiu desta mesa com a partida em jogo: se não voltar em (\d+) s, a partida é"
+        r" cancelada \(sem pontos\)"))
+    seconds = int(re.search(r"em (\d+) s", await note.inner_text()).group(1))  # type: ignore[union-attr]
+    assert 40 <= seconds <= 60
+    await note.get_by_role("link", name="Voltar à mesa").click()
+    await page.wait_for_url(f"**/t/{table_id}")
+    await expect(page.locator("#my-hand .card").first).to_be_visible()
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")

@@ -86,7 +86,24 @@ function scoreText(table) {
 function myTableItem(table) {
   return el("li", { class: "table-item", dataset: { table: table.id } },
     el("p", {}, el("a", { href: `/t/${table.id}` }, `Mesa ${table.id}`), " — ", describe(table)),
-    el("p", { class: "muted" }, "Na mesa: ", who(table), ` · placar: ${scoreText(table)}`));
+    el("p", { class: "muted" }, "Na mesa: ", who(table), ` · placar: ${scoreText(table)}`),
+    awayNote(table));
+}
+
+/**
+ * A match in play whose page I left (another link, Back, a closed tab): what my empty seat costs,
+ * said where I went. A new player left a training match for the lobby, saw it go on without a
+ * word, and found it cancelled a minute later.
+ */
+function awayNote(table) {
+  const me = table.players.find((p) => p.seat === table.you);
+  if (table.status !== "playing" || !me || me.connected) return "";
+  const back = el("a", { href: `/t/${table.id}` }, "Voltar à mesa");
+  if (me.cancel_at_ms) {
+    const seconds = Math.max(0, Math.round((me.cancel_at_ms - Date.now()) / 1000));
+    return el("p", { class: "notice away" }, `Você saiu desta mesa com a partida em jogo: se não voltar em ${seconds} s, a partida é cancelada (sem pontos). `, back);
+  }
+  return el("p", { class: "notice away" }, `Você saiu desta mesa com a partida em jogo: o relógio joga por você, e ${table.abandon_limit} jogadas automáticas seguidas contam como abandono (a partida perdida). `, back);
 }
 
 /** A list holding the keyboard focus (or a pressed join) is left alone until the next refresh. */
