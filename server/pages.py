@@ -74,7 +74,8 @@ def account_error_pt(exc: AccountError, password: object) -> FormError:
     """The account layer's stable codes, said in the tables' language."""
     if exc.code == "bad_name":
         return FormError(
-            "name", "O nome precisa ter de 3 a 24 letras, números, '.', '_' ou '-' (sem espaços)."
+            "name", "O nome precisa ter de 3 a 24 letras sem acento, números, '.', '_' ou '-'"
+                    " (sem espaços)."
         )
     if exc.code == "reserved_name":
         return FormError("name", "Nomes que começam com “apagado-” são da casa (contas"

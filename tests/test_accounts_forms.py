@@ -46,8 +46,8 @@ async def test_the_signup_form_shows_every_problem_at_once(client: Client) -> No
     status, page = await post_signup(client, name="a b", password="abc", password2="abd")
     assert status == 400
     assert alerts(page) == {
-        "signup-name-error": "O nome precisa ter de 3 a 24 letras, números, '.', '_' ou '-'"
-                             " (sem espaços).",
+        "signup-name-error": "O nome precisa ter de 3 a 24 letras sem acento, números, '.',"
+                             " '_' ou '-' (sem espaços).",
         "signup-password-error": "A senha precisa ter pelo menos 8 caracteres.",
         "signup-password2-error": "As duas senhas não são iguais.",
     }

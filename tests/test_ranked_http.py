@@ -6,6 +6,7 @@ see it, forged CSRF, and an overturn that gives back rating, chips and pause exa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -20,9 +21,9 @@ from aiohttp.test_utils import TestClient
 from yarl import URL
 
 from server.accounts import Role, set_role
-from server.app import POOL
+from server.app import CONFIG, POOL
 from server.clock import VirtualClock
-from server.live.model import TableKind
+from server.live.model import TableKind, abandon_limit
 from server.live.table import TableActor
 from server.live.writer import WriteRefused
 from server.pages import decimal_pt
@@ -1742,3 +1743,17 @@ async def test_a_players_data_download_carries_their_ranked_records(house: House
     other = await (await ana.get("/account/data")).json()
     assert other["ranked_abandonments"] == [] and other["account"]["name"] == "ana"
     assert [m["reason"] for m in other["chips"]["movements"]] == ["grant", "hold", "payout"]
+
+
+async def test_the_queue_page_says_the_clock_and_what_abandoning_costs(house: House) -> None:
+    """A new player met the 10 s clock only at the table ("Sua vez — 10 s" after 20 s at
+    training), and the abandonment rule not at all. The figures are the house's own."""
+    ana = await house.player("ana")
+    page = await (await ana.get("/ranked")).text()
+    said = re.search(r'<p id="queue-clocks">(.*?)</p>', page, re.S)
+    assert said, page
+    text = re.sub(r"<[^>]+>|\s+", " ", said.group(1))
+    config = house.app[CONFIG]
+    assert f"{round(config.clock_ranked)} s por decisão" in text
+    assert f"nas mesas de treino e privadas, {round(config.clock_casual)} s" in text
+    assert f"{abandon_limit(TableKind.RANKED)} jogadas automáticas seguidas são abandono" in text

@@ -28,6 +28,7 @@ from markupsafe import Markup
 from server.accounts import NAME_RE, User
 from server.app import (
     CLOCK,
+    CONFIG,
     POOL,
     ApiError,
     ascii_uint,
@@ -1345,9 +1346,12 @@ async def ranked_page(request: web.Request, *, error: str | None = None,
             declined = ""  # (invited again since: that is what the page shows)
     else:
         declined = ""
+    config = request.app[CONFIG]
     return render(request, "ranked/queue.html", status=status, error=error,
                   error_field=error_field, form=form or {}, declined=declined,
-                  **_queue_context(view))
+                  # what the lead says of the clocks (a new player met a 10 s clock untold)
+                  clock_s=round(config.clock_ranked), casual_clock_s=round(config.clock_casual),
+                  abandon_after=abandon_limit(TableKind.RANKED), **_queue_context(view))
 
 
 async def ranked_join_form(request: web.Request) -> web.Response:
