@@ -456,6 +456,45 @@ async def privacy_page(request: web.Request) -> web.Response:
                   seat_events_days=days(SEAT_EVENTS_KEPT))
 
 
+def _envido_rows() -> list[tuple[str, str, int]]:
+    """Every envido chain the engine allows, shortest first, with what quiero and no quiero give
+    (`truco.envido`): (its calls, said; quiero, "a falta" once falta envido is in it; no quiero)."""
+    from truco.actions import ActionKind
+    from truco.envido import accepted_points, declined_points, next_calls
+
+    said = {ActionKind.ENVIDO: "envido", ActionKind.REAL_ENVIDO: "real envido",
+            ActionKind.FALTA_ENVIDO: "falta envido"}
+    rows: list[tuple[str, str, int]] = []
+    chains: list[tuple[ActionKind, ...]] = [(call,) for call in next_calls(())]
+    while chains:
+        chain = chains.pop(0)
+        chains.extend((*chain, call) for call in next_calls(chain))
+        quiero = ("a falta" if ActionKind.FALTA_ENVIDO in chain
+                  else str(accepted_points(chain, (0, 0), 30)))
+        rows.append((", ".join(said[call] for call in chain).capitalize(), quiero,
+                     declined_points(chain, (0, 0), 30)))
+    return rows
+
+
+async def rules_page(request: web.Request) -> web.Response:
+    """The rules the tables play, in pt-BR: every figure (ladders, targets, the special hands'
+    worth, the partner signals, the clocks) from the engine's and the house's own settings."""
+    from server.live.model import TableKind, abandon_limit
+    from truco.signals import signals_for
+    from truco.variants import RULES, Variant
+
+    config = request.app[CONFIG]
+    return render(
+        request, "rules.html", rules={v.value: RULES[v] for v in Variant}, envido=_envido_rows(),
+        signals={"brazilian": [f"“{s.label}”" for s in signals_for(Variant.PAULISTA)],
+                 "argentine": [f"“{s.label}”" for s in signals_for(Variant.ARGENTINO)]},
+        casual_s=round(config.clock_casual), ranked_s=round(config.clock_ranked),
+        vote_s=round(config.vote_clock), absent_s=round(config.absent_delay),
+        empty_s=round(config.empty_seat_cancel),
+        casual_limit=abandon_limit(TableKind.TRAINING),
+        ranked_limit=abandon_limit(TableKind.RANKED))
+
+
 async def account_page(request: web.Request) -> web.Response:
     """The account page; after a form of it succeeded (a redirect, so that a reload does not
     post it again), `?feito=senha|sessoes&outras=N` says what was done: the password changed,
@@ -577,6 +616,7 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/me/hands", my_hands, name="my_hands")
     app.router.add_get("/account", account_page, name="account_page")
     app.router.add_get("/privacidade", privacy_page, name="privacy_page")
+    app.router.add_get("/regras", rules_page, name="rules_page")
     app.router.add_post("/account/password", password_form, name="password_form")
     app.router.add_get("/account/data", account_download, name="account_download")
     app.router.add_post("/account/sessions", sessions_form, name="sessions_form")

@@ -61,3 +61,20 @@ async def test_the_lobby_says_what_leaving_a_match_in_play_costs(
     await page.wait_for_url(f"**/t/{table_id}")
     await expect(page.locator("#my-hand .card").first).to_be_visible()
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+
+
+async def test_the_table_links_its_variants_rules_in_another_tab(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "regras_0")
+    await create_table(page, "argentino", 2, "training")
+    link = page.get_by_role("link", name="Regras do Argentino (abre em outra aba)")
+    await expect(link).to_have_attribute("href", "/regras#argentino")
+    await expect(link).to_have_attribute("target", "_blank")
+    async with page.context.expect_page() as opened:
+        await link.click()
+    rules = await opened.value
+    await expect(rules.locator("#argentino")).to_be_in_viewport()
+    # the table stays open, its seat taken, in the first tab
+    await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")

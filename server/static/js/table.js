@@ -1537,6 +1537,9 @@ function render() {
   if (state.shownMatch !== null && table.match !== state.shownMatch) newMatch();
   state.shownMatch = table.match;
   $("table-title").textContent = `Mesa ${VARIANT_NAME[table.variant]} ${table.seats === 2 ? "1x1" : "2x2"} (${KIND_NAME[table.kind] ?? table.kind})`;
+  // this variant's rules (in another tab: the table stays open here)
+  $("rules-link").href = `/regras#${table.variant}`;
+  $("rules-link").textContent = `Regras do ${VARIANT_NAME[table.variant]} (abre em outra aba)`;
   // a player in another tab sees in the tab's title that the table waits for them
   const myTurn = pendingFor(state.seat).length > 0;
   document.title = `${myTurn ? "(Sua vez) " : ""}${$("table-title").textContent} · Barajamos`;
