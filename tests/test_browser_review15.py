@@ -238,7 +238,7 @@ async def test_argentino_past_30_says_15_buenas_and_the_total(
                         script=[[Action(1, ActionKind.ACCEPT)]])
     page = await open_table(live_server, browser, table, "malas_eu")
     await expect(page.locator("#scoreboard")).to_contain_text("Robô 2: 29 (14 buenas)")
-    await page.get_by_role("button", name="Envido", exact=True).click()
+    await page.get_by_role("button", name="Envido (vale 2)", exact=True).click()
     board = page.locator("#scoreboard")
     await expect(board).to_contain_text("Robô 2: 31 (15 buenas)")
     log = page.locator("#log")
@@ -262,7 +262,7 @@ async def test_argentino_past_30_says_15_buenas_and_the_total(
     table = ReviewTable(state, seat=0, names=["malas_30", "bot"],
                         script=[[Action(1, ActionKind.ACCEPT)]])
     page = await open_table(live_server, browser, table, "malas_30")
-    await page.get_by_role("button", name="Envido", exact=True).click()
+    await page.get_by_role("button", name="Envido (vale 2)", exact=True).click()
     await expect(page.locator("#scoreboard")).to_contain_text("Robô 2: 30 (15 buenas)")
     await expect(page.locator("#log")).to_contain_text(
         "Placar final: Você 8 (8 malas) x 30 (15 buenas) Robô 2.")

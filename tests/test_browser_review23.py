@@ -94,7 +94,7 @@ async def test_a_hand_the_envido_ended_with_the_match_does_not_say_nobody_scores
     table = ReviewTable(state, seat=0, names=["fim_0", "bot"],
                         script=[[Action(1, ActionKind.ACCEPT)]])
     page = await open_table(live_server, browser, table, "fim_0")
-    await page.get_by_role("button", name="Envido", exact=True).click()
+    await page.get_by_role("button", name="Envido (vale 2)", exact=True).click()
     log = page.locator("#log")
     await expect(log).to_contain_text("Fim da mão: o envido encerrou a partida.")
     assert "ninguém marca" not in (await log.text_content() or "")

@@ -304,12 +304,18 @@ async def test_argentino_envido_by_name_with_its_worth_and_totals(
     table = ReviewTable(state, seat=0, names=["nombre_0", "bot"],
                         script=[[Action(1, ActionKind.ENVIDO)], [], []])
     page = await open_table(live_server, browser, table, "nombre_0")
-    await page.get_by_role("button", name="Envido", exact=True).click()
+    # each call says what it makes the chain worth (14 x 0: the falta is 30 - 14 = 16)
+    for name in ("Envido (vale 2)", "Real envido (vale 3)", "Falta envido (vale 16)"):
+        await expect(page.get_by_role("button", name=name, exact=True)).to_be_visible()
+    await page.get_by_role("button", name="Envido (vale 2)", exact=True).click()
     request = page.locator("#request")
     await expect(request).to_contain_text("Robô 2 cantou envido (envido, envido).")
     await expect(request).to_contain_text(
         "Quiero: 4 pontos para o melhor tanto. No quiero: 2 pontos para Robô 2."
     )
+    # the answers that raise the chain: envido, envido, real envido (7); falta (16)
+    for name in ("Real envido (vale 7)", "Falta envido (vale 16)"):
+        await expect(page.get_by_role("button", name=name, exact=True)).to_be_visible()
     log = page.locator("#log")
     await expect(log).to_contain_text("Você cantou envido!")
     await expect(log).to_contain_text("Robô 2 cantou envido! (envido, envido)")

@@ -224,7 +224,7 @@ async def test_argentino_envido_and_mazo_with_the_tantos_in_the_summary(
     legal = sorted(a["do"] for a in view(state, 0)["legal"] if a["do"] != "play")
     assert sorted(await button_actions(page)) == legal
     await expect(page.locator("#actions")).to_contain_text("Truco! (vale 2)")
-    await page.get_by_role("button", name="Envido", exact=True).click()
+    await page.get_by_role("button", name="Envido (vale 2)", exact=True).click()
     await expect(page.locator("#log")).to_contain_text("Envido querido")
     await expect(page.locator("#scoreboard")).to_contain_text("(1 buena)")  # 14 + 2 = 16
     await page.get_by_role("button", name="Ir al mazo").click()

@@ -1211,9 +1211,33 @@ function actionLabel(action, hand) {
       return arg ? "No quiero" : "Correr";
     case "fold":
       return "Ir al mazo";
-    default:
-      return ENVIDO_NAMES[action.do] ?? action.do;
+    default: {
+      // an envido call says what it makes the chain worth if accepted ("Truco! (vale 3)" did,
+      // the envido calls did not: a new player could not tell a real envido from an envido)
+      const worth = action.do in ENVIDO_NAMES ? envidoWorth(action.do, hand) : null;
+      const name = ENVIDO_NAMES[action.do] ?? action.do;
+      return worth === null ? name : `${name} (vale ${worth})`;
+    }
   }
+}
+
+const ENVIDO_POINTS = { envido: 2, real_envido: 3 };
+const CHAIN_CALL = { E: "envido", R: "real_envido", F: "falta_envido" };
+
+/**
+ * What the envido chain is worth if accepted with `call` added (RULES.md, Argentino): the sum of
+ * its calls (envido 2, real envido 3), or, once falta envido is in it, what the leading team
+ * lacks to reach the target. A call answering a truco starts a chain of its own.
+ */
+function envidoWorth(call, hand) {
+  const request = hand?.request;
+  const chain = request?.kind === "envido" ? [...(request.chain ?? "")].map((c) => CHAIN_CALL[c]) : [];
+  const calls = [...chain, call];
+  if (calls.includes("falta_envido")) {
+    const view = state.view;
+    return view?.score ? view.target - Math.max(...view.score) : null;
+  }
+  return calls.reduce((sum, c) => sum + (ENVIDO_POINTS[c] ?? 0), 0);
 }
 
 // --- event log --------------------------------------------------------------------------------
