@@ -78,3 +78,29 @@ async def test_the_table_links_its_variants_rules_in_another_tab(
     await expect(rules.locator("#argentino")).to_be_in_viewport()
     # the table stays open, its seat taken, in the first tab
     await expect(page.locator("#conn-status")).to_have_attribute("data-state", "connected")
+
+
+async def test_a_2x2_seat_says_whose_partner_it_makes(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    owner = await new_page(browser, live_server)
+    await signup(owner, live_server, "anfitria")
+    table_id = await create_table(owner, "mineiro", 4, "training")
+    # on the table page: the free seat opposite me is my partner's
+    seats = owner.locator("#seat-list li")
+    await expect(seats.nth(2)).to_contain_text("Lugar 3 (dupla A, seu parceiro): livre")
+    await expect(seats.nth(1)).to_contain_text("Lugar 2 (dupla B): livre")
+    guest = await new_page(browser, live_server)
+    await signup(guest, live_server, "amiga")
+    item = guest.locator(f'#lobby-tables li[data-table="{table_id}"]')
+    await expect(item.get_by_role("button")).to_have_text([
+        "Sentar no lugar 2 (dupla B)", "Sentar no lugar 3 (dupla A, parceiro de anfitria)",
+        "Sentar no lugar 4 (dupla B)"])
+    await item.get_by_role(
+        "button", name="Sentar no lugar 3 (dupla A, parceiro de anfitria)").click()
+    await guest.wait_for_url(f"**/t/{table_id}")
+    await expect(owner.locator("#seat-list li").nth(2)).to_contain_text("Lugar 3 (dupla A): amiga")
+    await expect(guest.locator("#seat-list li").nth(0)).to_contain_text(
+        "Lugar 1 (dupla A): anfitria")
+    await owner.context.close()
+    await guest.context.close()

@@ -40,6 +40,13 @@ async function join(table, seat) {
   window.location.assign(`/t/${joined.id}`);
 }
 
+/** A 2x2 seat's dupla, and the partner it gives when one sits there: "dupla B, parceiro de caio". */
+function teamWith(table, seat) {
+  const team = `dupla ${seat % 2 === 0 ? "A" : "B"}`;
+  const partner = table.players.find((p) => p.seat === (seat + 2) % 4);
+  return partner && partner.name !== null ? `${team}, parceiro de ${playerName(partner)}` : team;
+}
+
 function openTableItem(table) {
   const error = el("p", { class: "error", role: "alert", hidden: true });
   const buttons = table.players.filter((p) => p.name === null).map((p) =>
@@ -58,8 +65,9 @@ function openTableItem(table) {
           button.disabled = false;
         }
       },
-    // 1x1 has no teams: only 2x2 seats say their dupla
-    }, `Sentar no lugar ${p.seat + 1}${table.seats === 4 ? ` (dupla ${p.seat % 2 === 0 ? "A" : "B"})` : ""}`));
+    // 1x1 has no teams: only 2x2 seats say their dupla, and whose partner they make me (a new
+    // player sat down as their friend's opponent, meaning to play with them)
+    }, `Sentar no lugar ${p.seat + 1}${table.seats === 4 ? ` (${teamWith(table, p.seat)})` : ""}`));
   return el("li", { class: "table-item", dataset: { table: table.id } },
     el("p", {}, el("strong", {}, describe(table)), " — dono: ", table.owner ?? "?"),
     el("p", { class: "muted" }, "Na mesa: ", who(table)),

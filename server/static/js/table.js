@@ -1848,8 +1848,12 @@ function renderSeating(table) {
         onclick: () => (seated ? lobby("seat", { seat: p.seat }) : lobby("join", invite ? { seat: p.seat, invite } : { seat: p.seat })),
       }, seated ? `Mudar para o lugar ${p.seat + 1}` : `Sentar no lugar ${p.seat + 1}`);
     }
-    // 1x1 has no teams: only 2x2 seats say their dupla
-    const team = table.seats === 4 ? ` (dupla ${p.seat % 2 === 0 ? "A" : "B"})` : "";
+    // 1x1 has no teams: only 2x2 seats say their dupla, and a free one whose partner it makes
+    // (a guest sat down as their friend's opponent, meaning to play with them)
+    const partner = table.players.find((q) => q.seat === (p.seat + 2) % 4);
+    const partnerSaid = table.seats !== 4 || p.name !== null || !partner || partner.name === null ? ""
+      : partner.seat === state.seat ? ", seu parceiro" : `, parceiro de ${playerName(partner)}`;
+    const team = table.seats === 4 ? ` (dupla ${p.seat % 2 === 0 ? "A" : "B"}${partnerSaid})` : "";
     return el("li", {}, `Lugar ${p.seat + 1}${team}: ${label}${p.name !== null && !p.bot && !p.connected ? " — desconectado" : ""} `, button);
   }));
   // a private table starts with every seat taken (the server refuses it otherwise); at a
