@@ -286,8 +286,15 @@ async def hand_page(request: web.Request) -> web.Response:
     # the page reads the record itself (`/hands/{id}`) and says when there is none; its status
     # says so too, as that JSON's: 404 for a hand never played or still in play
     recorded = await public_record(request.app[POOL], table_id, number) is not None
+    # the seat the signed-in player had in that hand: the page says "Você" for it in any
+    # browser (it knew it only in the browser that played the hand)
+    user = current_user(request)
+    my_seat = None if user is None or not recorded else await request.app[POOL].fetchval(
+        "SELECT array_position(m.players, $3::bigint) - 1 FROM live_hands h"
+        " JOIN live_matches m ON m.table_id = h.table_id AND m.number = h.match_number"
+        " WHERE h.table_id = $1 AND h.hand = $2", table_id, number, user.id)
     return render(request, "hand.html", status=200 if recorded else 404, table_id=table_id,
-                  hand_number=number)
+                  hand_number=number, my_seat=my_seat)
 
 
 async def verify_page(request: web.Request) -> web.Response:

@@ -247,6 +247,15 @@ async def test_my_hands_fits_a_phone_with_a_hand_listed(
     await other.goto(live.url("/me/hands"))
     await expect(other.locator(f'#hands-list li[data-hand="{hand}"] a')).to_have_attribute(
         "href", f"/h/{table_id}/{hand}")
+    # and its page says which seat was hers ("Você"), from the house: this browser kept nothing
+    await other.goto(live.url(f"/h/{table_id}/{hand}"))
+    await expect(other.locator("#verdict")).to_have_attribute("data-state", "ok")
+    await expect(other.locator("#rec-score .side").first).to_contain_text("Você")
+    # signed out, the same page names seats only
+    await other.context.clear_cookies()
+    await other.reload()
+    await expect(other.locator("#verdict")).to_have_attribute("data-state", "ok")
+    await expect(other.locator("#rec-score")).not_to_contain_text("Você")
 
 
 async def test_players_pages_say_their_moments_in_the_readers_time_zone(

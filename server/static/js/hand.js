@@ -10,6 +10,16 @@ import { handMoves } from "./moves.js";
 const root = document.getElementById("hand-root");
 const tableId = root.dataset.tableId;
 const handNumber = root.dataset.hand;
+// the seat the signed-in player had in this page's hand, as the server knows it (the browser that
+// played the hand knows it too; any other browser of the player knew nothing of it)
+const serverSeat = root.dataset.mySeat === "" || root.dataset.mySeat === undefined ? null : Number(root.dataset.mySeat);
+
+/** This browser's entry of a hand it played, else, for this page's own hand, my seat in it. */
+function playedHere(table, hand) {
+  const kept = playedHand(table, hand);
+  if (kept || serverSeat === null || table !== tableId || String(hand) !== String(handNumber)) return kept;
+  return { seat: serverSeat };
+}
 const $ = (id) => document.getElementById(id);
 // the house's table ids (docs/PROTOCOL.md): only such a table's chain is asked of this server
 const HOUSE_TABLE = /^[0-9a-f]{16}$/;
@@ -363,7 +373,7 @@ async function check(text, { pinned, mine, recordUrl, expected = null, late = nu
   const r = result.record;
   // the commitment this browser was shown before that hand, when it played it
   // the hand this browser played (table.js keeps it): my seat, its bots, the commitment shown
-  const played = playedHand(r.table, r.hand);
+  const played = playedHere(r.table, r.hand);
   const seen = played?.commitment ?? seenCommitment(r.table, r.hand);
   const before = await beforeTheHandChecks(r, pinned, seen, typed);
   // my stored contribution that never reached the table in time (table.js noted it) is no failure
@@ -431,7 +441,7 @@ async function loadHand() {
   }
   const mine = myContribution(tableId, handNumber);
   if (mine) $("mine-hex").value = mine;
-  const played = playedHand(tableId, handNumber);
+  const played = playedHere(tableId, handNumber);
   // my seat, when this browser kept the hand in its list (not when I left before its record)
   const late = contributionState(tableId, handNumber) === "late"
     ? { seat: Number.isInteger(played?.seat) ? played.seat : null } : null;
