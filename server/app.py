@@ -736,6 +736,10 @@ def _let_go(match_info: MatchInfoError) -> None:
 
 # --- routes -----------------------------------------------------------------------------------
 
+# why moves cannot be saved now (the live house registers it): /health says so too
+WRITES_CHECK: Final[web.AppKey[Callable[[], str | None]]] = web.AppKey("writes_check")
+
+
 async def health(request: web.Request) -> web.Response:
     """200 once the database answers `SELECT 1`, 503 when it fails or has not answered within
     `HEALTH_TIMEOUT`. The probe is not cancelled at the timeout: a database gone silent (a
@@ -753,6 +757,12 @@ async def health(request: web.Request) -> web.Response:
     await asyncio.wait((probe,), timeout=HEALTH_TIMEOUT)
     if not probe.done() or probe.cancelled() or probe.exception() is not None:
         return json_error(503, "database_unreachable", "The database does not answer.")
+    # the database answers a read, yet moves may not be saved (a table locked, a commit cut in
+    # doubt and not yet written again): a review held a lock for 30 s while /health said ok
+    check = request.app.get(WRITES_CHECK)
+    problem = check() if check is not None else None
+    if problem is not None:
+        return json_error(503, "writes_failing", problem)
     return web.json_response({"status": "ok", "database": request.app[DATABASE_MODE]})
 
 
@@ -882,11 +892,17 @@ async def _database(app: web.Application) -> AsyncIterator[None]:
         for probe in app.get(_HEALTH_PROBE, ()):
             probe.cut()  # a probe stuck on a silent server would hold the pool's close
         if pool is not None:
-            await pool.close()
+            try:  # a hung database would hold a graceful close for as long as it hangs
+                await asyncio.wait_for(pool.close(), POOL_CLOSE_WAIT)
+            except TimeoutError:
+                log.error("database pool not closed in time: its connections are cut",
+                          extra={"seconds": POOL_CLOSE_WAIT})
+                pool.terminate()
         if embedded is not None:
             embedded.stop()
 
 
+POOL_CLOSE_WAIT = 10.0  # seconds a stop waits for the pool's connections to close gracefully
 EMBEDDED_WATCH_EVERY = 2.0  # seconds between two looks at the embedded PostgreSQL
 EMBEDDED_START_WAIT = 30.0  # seconds a stop waits for a start of it under way
 

@@ -374,7 +374,10 @@ class EmbeddedPostgres:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.cleanup()
+            try:
+                self._server.cleanup()
+            except psutil.NoSuchProcess:  # it died meanwhile (killed during the stop)
+                log.warning("embedded PostgreSQL was already gone at its stop")
             self._server = None
 
 

@@ -866,3 +866,72 @@ async def test_a_reload_keeps_the_streaks_first_deadline_in_the_evidence(
         assert (kinds.count("deadline"), kinds.count("automatic")) == (10, 9)
     finally:
         await ana.close()
+
+
+async def test_a_database_fault_restarts_the_clocks_and_exempts_the_streak(
+        live: Live, vclock: VirtualClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database fault is the house's: once the writer writes again, every pending decision's
+    clock starts again in full (a `clocks` event), the fault is written to `server_faults`, and
+    a streak of automatic actions begun before it ended carries no penalty."""
+    monkeypatch.setattr(live_table, "choose_action",
+                        lambda view, rng, **kw: choose_action(modest(view), rng, **kw))
+    ana, olga = await players(live.base, "ana", "olga")
+    try:
+        await set_role(live.app[POOL], "olga", Role.OPERATOR)
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        idle = await connect(ana, tid, 0)
+        idle.send_entropy = False
+        await ana.post(f"/api/tables/{tid}/start")
+        await vclock.advance(3.0)
+        await drain(idle)
+
+        def automatic() -> int:
+            return len([e for m in idle.received if m["type"] == "update" for e in m["events"]
+                        if e.get("automatic") and e.get("seat") == 0])
+
+        house = live.house
+
+        def ana_pending() -> bool:
+            return any(d.seat == 0 for d in house.tables[tid].deadlines.values())
+
+        # a streak of 4 automatic actions or more, then a decision of ana's pending
+        await run_clock(vclock, idle, 30.0, lambda: automatic() >= 4)
+        await run_clock(vclock, idle, 0.5, ana_pending)
+        fault_at = vclock.now()
+        house.database_fault()
+        await vclock.advance(1.0)
+        # the database answers a read, but the house saves no move: /health says so
+        resp = await live.client.get("/health")
+        assert resp.status == 503 and (await resp.json())["error"] == "writes_failing"
+        house.database_back()
+        back_at = vclock.now()
+        assert (await live.client.get("/health")).status == 200
+        await drain_until([idle], lambda: any(m["type"] == "clocks" for m in idle.received))
+        clocks = next(m for m in idle.received if m["type"] == "clocks")
+        assert clocks["reason"] == "database"
+        # ana is absent (2 s a decision): her clock starts again from now, in full for her
+        assert [p["deadline_ms"] for p in clocks["pending"] if p["seat"] == 0] == [
+            ms(back_at + 2.0)]
+        # the fault is on record, with its start and end
+        row = await live.app[POOL].fetchrow(
+            "SELECT kind, started_at, ended_at, note FROM server_faults ORDER BY id DESC LIMIT 1")
+        assert (row["kind"], row["started_at"].timestamp(), row["ended_at"].timestamp()) == (
+            "fault", pytest.approx(fault_at, abs=1e-3), pytest.approx(back_at, abs=1e-3))
+        # the streak that began before the fault ended reaches the limit: no penalty, the match
+        # goes on; the evidence shows the fault
+        await run_clock(vclock, idle, 30.0,
+                        lambda: automatic() >= abandon_limit(TableKind.TRAINING))
+        await drain(idle)
+        assert idle.over is None
+        _, body = await olga.get("/api/operator/abandonments?player=ana")
+        (entry,) = body["abandonments"]
+        assert entry["consequence"] == "none_restart"
+        _, detail = await olga.get(f"/api/operator/abandonments/{entry['id']}")
+        assert "server_fault" in [i["kind"] for i in detail["evidence"]]
+        # a streak that starts after it is penalised as usual
+        await run_clock(vclock, idle, 30.0, lambda: idle.over is not None)
+        assert idle.over is not None and idle.over["termination"] == "abandonment"
+    finally:
+        await ana.close()
+        await olga.close()

@@ -160,3 +160,29 @@ async def test_a_house_with_other_keys_refuses_the_database(
         assert (await again.get("/health")).status == 200
     finally:
         await admin.close()
+
+
+async def test_a_stop_gives_up_on_work_the_database_holds(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A house stopped while its database hangs (stopped, not gone) waited for ever on a
+    table's re-read, its port already closed, saying nothing (a review's drill): each part of
+    the stop is bounded, and what is cut off is said."""
+    done: list[str] = []
+
+    async def quick() -> None:
+        await asyncio.sleep(0.01)
+        done.append("quick")
+
+    async def hung() -> None:
+        try:
+            await asyncio.Event().wait()  # a query to a database that never answers
+        finally:
+            done.append("hung cancelled")
+
+    caplog.set_level(logging.ERROR, logger="barajamos.live.house")
+    started = asyncio.get_running_loop().time()
+    await house_module._bounded("tables", [quick(), hung()], 0.2)
+    assert 0.2 <= asyncio.get_running_loop().time() - started < 3
+    assert sorted(done) == ["hung cancelled", "quick"]
+    [record] = [r for r in caplog.records if "gave up" in r.getMessage()]
+    assert (record.what, record.left) == ("tables", 1)  # type: ignore[attr-defined]

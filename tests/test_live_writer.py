@@ -15,7 +15,7 @@ import pytest
 from asyncpg.transaction import Transaction
 
 from server.live.model import LiveError
-from server.live.writer import GroupWriter, WriteInDoubt
+from server.live.writer import GroupWriter, WriteInDoubt, WriteRefused
 from server.metrics import Metrics
 
 INSERT = "INSERT INTO scratch (id, note) VALUES ($1, $2)"
@@ -220,5 +220,44 @@ async def test_a_stopping_writer_gives_up_on_a_database_that_froze(
     finally:
         monkeypatch.undo()
         await lock.rollback()
+        await writer.close()
+        await admin.close()
+
+
+async def test_the_writer_says_when_the_database_fails_and_when_it_writes_again(
+    database_url: str,
+) -> None:
+    """The house restarts its players' clocks after a database fault (`House.database_back`):
+    the writer tells it once when writes stop going through (a commit cut in doubt, a
+    connection lost) and once when one goes through again; a statement the database refuses
+    is no fault."""
+    said: list[str] = []
+    writer, admin = await _scratch_writer(
+        database_url, timeout=0.5, on_fault=lambda: said.append("fault"),
+        on_back=lambda: said.append("back"))
+    try:
+        await writer.write([(INSERT, (1, "first"))])
+        with pytest.raises(WriteRefused):  # a duplicate key: the database is fine
+            await writer.write([(INSERT, (1, "again"))])
+        assert said == []
+        lock = await _lock_scratch(admin)
+        stuck = asyncio.ensure_future(writer.write([(INSERT, (2, "stuck"))]))
+        await asyncio.sleep(0.3)
+        assert 0.2 < writer.stuck_for() < 5  # (/health says a write stuck this long)
+        with pytest.raises(WriteInDoubt):
+            await asyncio.wait_for(stuck, 10)
+        assert said == ["fault"] and writer.stuck_for() == 0
+        await lock.rollback()
+        await asyncio.wait_for(writer.write([(INSERT, (3, "third"))]), 10)
+        await asyncio.wait_for(writer.write([(INSERT, (4, "fourth"))]), 10)
+        assert said == ["fault", "back"]  # once each
+        # a connection lost under the writer, found as the next batch goes out
+        [old] = await _writer_backends(admin)
+        await admin.execute("SELECT pg_terminate_backend($1)", old)
+        with contextlib.suppress(WriteInDoubt):
+            await asyncio.wait_for(writer.write([(INSERT, (5, "x"))]), 20)
+        await asyncio.wait_for(writer.write([(INSERT, (6, "after"))]), 20)
+        assert said in (["fault", "back"], ["fault", "back", "fault", "back"])
+    finally:
         await writer.close()
         await admin.close()

@@ -12,7 +12,7 @@ from functools import partial
 
 from aiohttp import web
 
-from server.app import CLOCK, CONFIG, DSN, METRICS, POOL
+from server.app import CLOCK, CONFIG, DSN, METRICS, POOL, WRITES_CHECK
 from server.live import api
 from server.live.house import House
 from server.live.model import LiveSettings
@@ -64,6 +64,7 @@ def setup(app: web.Application) -> None:
     house = House(app[CONFIG], app[CLOCK], app[METRICS], app[LIVE_SETTINGS])
     house.settler = partial(_settle, app)
     app[HOUSE] = house
+    app[WRITES_CHECK] = house.writes_problem  # /health: whether moves can be saved now
     # the ranked service opens its ranked and arena tables through the house
     app[LAUNCHER] = house
     app.cleanup_ctx.append(_house)

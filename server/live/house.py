@@ -21,14 +21,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import asyncpg
 from aiohttp import WSCloseCode, web
 
 from server.clock import Clock, Timer
 from server.config import Config
-from server.db import SERVING_LOCK
+from server.db import DATABASE_UNREACHABLE, SERVING_LOCK
 from server.live.model import LiveError, LiveSettings, TableKind, TableStatus
 from server.live.table import MatchResult, Seat, TableActor, at, ms
 from server.live.writer import WRITE_ERRORS, GroupWriter
@@ -46,6 +46,10 @@ log = logging.getLogger("barajamos.live")
 SETTLE_RETRIES = (5.0, 30.0, 120.0, 600.0)
 SWEEP_EVERY = 60.0  # seconds between two looks for idle tables (`House._sweep`)
 INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud safely
+
+
+# seconds a commit may wait before /health says the house cannot save moves
+WRITE_STUCK: Final = 5.0
 
 
 def new_invite() -> str:
@@ -337,6 +341,12 @@ class House:
         self._writer: GroupWriter | None = None
         self.run_id = 0
         self.run_started_at = 0.0
+        # a database fault in progress (the writer lost its connection or a commit's answer):
+        # since when; and when the last one ended. Players' clocks restart in full when it ends,
+        # a streak of automatic actions begun before then carries no penalty, and the fault is
+        # written down as a server fault (`database_back`)
+        self.fault_since: float | None = None
+        self.faults_ended_at = 0.0
         # settles finished ranked and arena matches (the ranked service, when there is one)
         self.settler: Callable[[MatchResult], Awaitable[None]] | None = None
         self._serving: ServingLock | None = None
@@ -384,7 +394,8 @@ class House:
             at(self.run_started_at))
         self._writer = GroupWriter(partial(asyncpg.connect, dsn, timeout=10),
                                    self.metrics, self.config.write_batch_max,
-                                   self.config.write_connections, self.config.write_timeout)
+                                   self.config.write_connections, self.config.write_timeout,
+                                   on_fault=self.database_fault, on_back=self.database_back)
         self._writer.start()
         unplayed: list[TableActor] = []
         for actor in await restore_tables(self, pool):
@@ -414,6 +425,62 @@ class House:
                                   extra={"table": actor.id, "error": exc.code})
         self._schedule_sweep()
         log.info("house started", extra={"run": self.run_id, "tables": len(self.tables)})
+
+    @property
+    def clocks_restarted_at(self) -> float:
+        """When every player's clock last started again in full: this run's start, or the end
+        of the last database fault. A streak of automatic actions begun before it carries no
+        penalty (the house, not the player, stopped the game)."""
+        return max(self.run_started_at, self.faults_ended_at)
+
+    def writes_problem(self) -> str | None:
+        """Why moves cannot be saved now, for /health (None: they can): a database fault not
+        over, or a commit waiting longer than `WRITE_STUCK` (a lock, a hung database: the
+        writer's watchdog cuts it only after `BARAJAMOS_WRITE_TIMEOUT`)."""
+        if self.fault_since is not None:
+            return (f"The database has taken no write for {self.clock.now() - self.fault_since:.0f}"
+                    " s: moves are refused until it does.")
+        stuck = self._writer.stuck_for() if self._writer is not None else 0.0
+        if stuck > WRITE_STUCK:
+            return f"A write has waited {stuck:.0f} s for the database: moves wait with it."
+        return None
+
+    def database_fault(self) -> None:
+        """The writer lost the database (a connection, or a commit's answer): moves are refused
+        (`unavailable`, nothing changed) until it writes again."""
+        if self.fault_since is None:
+            self.fault_since = self.clock.now()
+            log.warning("database fault: moves are refused until it writes again")
+
+    def database_back(self) -> None:
+        """The writer wrote again after a fault. A player whose move was refused meanwhile, or
+        whose clock ran while nothing could be written, was not at fault: every pending
+        decision's clock starts again in full (as after a restart; the tables say so, a
+        `clocks` event), streaks begun before now carry no penalty, and the fault is written to
+        `server_faults`, so a ranked abandonment in a match it touched is exempt."""
+        since = self.fault_since
+        if since is None:
+            return
+        self.fault_since = None
+        now = self.faults_ended_at = self.clock.now()
+        log.warning("database back", extra={"fault_seconds": round(now - since, 3),
+                                            "tables": len(self.tables)})
+        for actor in list(self.tables.values()):
+            actor.post(partial(actor.restart_clocks, "database"))
+        task = asyncio.create_task(self._record_fault(since, now))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _record_fault(self, since: float, until: float) -> None:
+        try:
+            await self.pool.execute(
+                "INSERT INTO server_faults (kind, started_at, ended_at, note)"
+                " VALUES ('fault', $1, $2, $3)", at(since), at(until),
+                "database: the house could not write (recorded by the house)")
+        except (*DATABASE_UNREACHABLE, asyncpg.PostgresError) as exc:
+            log.error("database fault not recorded", extra={
+                "started": at(since).isoformat(), "ended": at(until).isoformat(),
+                "error": str(exc) or type(exc).__name__})
 
     def _schedule_sweep(self) -> None:
         limit = self.config.idle_table_close
@@ -452,19 +519,24 @@ class House:
             # an unsettled match stays unsettled until an operator settles it (idempotent)
             timer.cancel()
         self._retry_timers.clear()
-        for actor in list(self.tables.values()):
-            await actor.stop()
+        # each bounded: a database that hangs (stopped, not gone) holds a table's re-read or a
+        # settlement's write for as long as it hangs, and a stop waited for ever, its port
+        # already closed, saying nothing (a review's drill). What is cut off is rebuilt by the
+        # next start from what was written.
+        grace = 2 * self.config.write_timeout
+        await _bounded("tables", [actor.stop() for actor in list(self.tables.values())], grace)
         if self._closing:
-            await asyncio.gather(*self._closing)
+            await _bounded("settlements and records", list(self._closing), grace)
         if self._writer is not None:
             await self._writer.close()
         try:
             if self._pool is not None and self.run_id:
                 await self._pool.execute(
                     "UPDATE server_runs SET stopped_at = $2, clean = true WHERE id = $1",
-                    self.run_id, at(self.clock.now()))
+                    self.run_id, at(self.clock.now()), timeout=self.config.write_timeout)
         except WRITE_ERRORS as exc:  # the database went first: the run stays marked unclean
-            log.error("run end not saved", extra={"run": self.run_id, "error": str(exc)})
+            log.error("run end not saved", extra={"run": self.run_id,
+                                                  "error": str(exc) or type(exc).__name__})
         if self._serving is not None:
             await self._serving.release()
             self._serving = None
@@ -673,7 +745,7 @@ class House:
         """What an abandonment review needs: the seat's clock and connection events of the whole
         match (every missed deadline, automatic action and return to play, not only the last
         streak's: a player who left after missing decisions, or whose streaks came and went,
-        shows it) and the server restarts after the match began."""
+        shows it) and the server restarts and faults after the match began."""
         rows = await self.pool.fetch(
             "SELECT kind, at, detail FROM seat_events WHERE table_id = $1 AND match_number = $2"
             " AND seat = $3 ORDER BY id",
@@ -691,8 +763,36 @@ class House:
             items.append((run["started_at"], {"kind": "server_restart", "run": run["id"],
                                               "at_ms": ms(run["started_at"].timestamp()),
                                               "seat": None}))
+        # the faults written down since (a database the house could not write to: its
+        # players' clocks started again in full when it ended, `database_back`)
+        faults = await self.pool.fetch(
+            "SELECT id, started_at, ended_at, note FROM server_faults WHERE ended_at >="
+            " (SELECT started_at FROM live_matches WHERE table_id = $1 AND number = $2)"
+            " ORDER BY id", table_id, match_number)
+        for fault in faults:
+            items.append((fault["started_at"], {
+                "kind": "server_fault", "fault": fault["id"], "note": fault["note"],
+                "at_ms": ms(fault["started_at"].timestamp()),
+                "ended_ms": ms(fault["ended_at"].timestamp()), "seat": None}))
         items.sort(key=lambda item: item[0])
         return [item for _, item in items]
+
+
+async def _bounded(what: str, work: Sequence[Awaitable[Any]], seconds: float) -> None:
+    """Wait for `work` at most `seconds`; then cancel what is left, saying so."""
+    tasks = [asyncio.ensure_future(item) for item in work]
+    if not tasks:
+        return
+    _, stuck = await asyncio.wait(tasks, timeout=seconds)
+    if stuck:
+        log.error("stop gave up waiting: the database does not answer", extra={
+            "what": what, "left": len(stuck), "seconds": seconds})
+        for task in stuck:
+            task.cancel()
+        await asyncio.wait(stuck, timeout=5.0)
+    for task in tasks:
+        if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+            log.error("stop failed", extra={"what": what, "error": repr(error)})
 
 
 def _json(value: object) -> dict[str, Any]:

@@ -1814,8 +1814,10 @@ class TableActor:
         # 10 automatic actions 2 s apart would always forestall. The clock does not pause: its
         # actions go on and count, and the next one once the player is back forfeits.
         if streak.count + 1 >= abandon_limit(self.kind) and seat not in self.empty_timers:
+            # begun before this run or before a database fault ended: the house, not the
+            # player, stopped the game (`House.clocks_restarted_at`)
             overlap = streak.started_at is not None and \
-                streak.started_at < self.house.run_started_at
+                streak.started_at < self.house.clocks_restarted_at
             await self._abandon(seat, AbandonTrigger.AUTOMATIC_ACTIONS, restart_overlap=overlap,
                                 when=now)
             if not overlap:
@@ -1843,6 +1845,22 @@ class TableActor:
             # the forfeit is (`abandon_limit` in the table's JSON)
             self._emit({"type": "absent", "seat": seat, "absent": True,
                         "automatic": self.automatic_streak(seat)})
+
+    async def restart_clocks(self, reason: str) -> None:
+        """The house could not write for a while (`House.database_back`): every pending
+        decision's clock starts again in full, as after a restart, and the players are told (a
+        `clocks` event with the new `pending`). A player's move refused meanwhile
+        (`unavailable`), or a clock that ran while nothing could be saved, costs nobody a turn."""
+        state = self.state
+        if state is None or state.hand_over or state.outcome is not None or not self.deadlines:
+            return
+        for key in list(self.deadlines):
+            self.deadlines.pop(key).timer.cancel()
+        for key in list(self.bot_timers):
+            self.bot_timers.pop(key).cancel()
+        self._reschedule()
+        self._log("clocks restarted", reason=reason)
+        self._emit({"type": "clocks", "reason": reason, "pending": self._deadlines_json()})
 
     # ----------------------------------------------------------------------------- endings
 

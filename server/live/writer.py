@@ -92,8 +92,18 @@ class GroupWriter:
     batches committed side by side never hold two jobs of one table."""
 
     def __init__(self, connect: Connect, metrics: Metrics, batch_max: int,
-                 connections: int = 1, timeout: float = 15.0) -> None:
+                 connections: int = 1, timeout: float = 15.0, *,
+                 on_fault: Callable[[], None] | None = None,
+                 on_back: Callable[[], None] | None = None) -> None:
         self._connect = connect
+        # the database stopped taking writes (a connection lost, a commit in doubt), and took
+        # them again: the house restarts its players' clocks and records the fault (`House`)
+        self._on_fault = on_fault
+        self._on_back = on_back
+        self._faulted = False
+        # when each committer's commit under way began (time.monotonic): /health says a write
+        # stuck for long (a lock, a hung database) before the watchdog cuts it
+        self._committing: dict[int, float] = {}
         self._metrics = metrics
         self._batch_max = max(1, batch_max)
         self._connections = max(1, connections)
@@ -171,15 +181,29 @@ class GroupWriter:
         finally:
             await committer.close()
 
+    def stuck_for(self) -> float:
+        """How long the oldest commit under way has waited (0: none)."""
+        oldest = min(self._committing.values(), default=None)
+        return 0.0 if oldest is None else time.monotonic() - oldest
+
     async def _commit(self, committer: _Committer, batch: list[_Job]) -> None:
+        self._committing[id(committer)] = time.monotonic()
+        try:
+            await self._commit_batch(committer, batch)
+        finally:
+            del self._committing[id(committer)]
+
+    async def _commit_batch(self, committer: _Committer, batch: list[_Job]) -> None:
         self._metrics.write_batch_size.observe(len(batch))
         started = time.perf_counter()
         try:
             await committer.commit(batch)
             self._metrics.write_seconds.observe(time.perf_counter() - started)
         except _InDoubt as exc:
-            log.error("write in doubt", extra={"jobs": len(batch), "error": str(exc.__cause__)})
+            log.error("write in doubt", extra={"jobs": len(batch),
+                                               "error": _said(exc.__cause__ or exc)})
             self._metrics.write_failures.labels("in_doubt").inc(len(batch))
+            self._fault()
             _fail(batch, exc)
             return
         except asyncio.CancelledError:  # stopped waiting for a database that does not answer
@@ -188,21 +212,39 @@ class GroupWriter:
         except WRITE_ERRORS as exc:
             if len(batch) == 1 or isinstance(exc, CONNECTION_ERRORS):
                 # refused as a whole (or never sent: no connection): nothing was written
-                log.error("write failed", extra={"jobs": len(batch), "error": str(exc)})
+                log.error("write failed", extra={"jobs": len(batch), "error": _said(exc)})
                 self._metrics.write_failures.labels("refused").inc(len(batch))
+                if isinstance(exc, CONNECTION_ERRORS):
+                    self._fault()
                 _fail(batch, exc)
                 return
             for job in batch:  # the transaction was rolled back: find the job it was
-                await self._commit(committer, [job])
+                await self._commit_batch(committer, [job])
             return
         except Exception as exc:  # a bug, not the database: the committer must live on
             log.exception("write failed unexpectedly", extra={"jobs": len(batch)})
             self._metrics.write_failures.labels("in_doubt").inc(len(batch))
             _fail(batch, _InDoubt(str(exc)))  # its tables re-read what was written
             return
+        if self._faulted:
+            self._faulted = False
+            if self._on_back is not None:
+                self._on_back()
         for job in batch:
             if not job.done.done():
                 job.done.set_result(None)
+
+    def _fault(self) -> None:
+        if not self._faulted:
+            self._faulted = True
+            if self._on_fault is not None:
+                self._on_fault()
+
+
+def _said(exc: BaseException) -> str:
+    """An error for the log: its message, or its type when it has none (a timeout's is empty:
+    the log said `"error": ""`)."""
+    return str(exc) or type(exc).__name__
 
 
 def _shutting_down() -> LiveError:
@@ -313,7 +355,7 @@ class _Committer:
                 if self._conn is not None:
                     self._conn.terminate()
                     self._conn = None
-                log.warning("writer waits for the database", extra={"error": str(exc)})
+                log.warning("writer waits for the database", extra={"error": _said(exc)})
             if give_up is not None and loop.time() >= give_up:
                 log.error("writer stopped waiting for the database to settle a batch")
                 return

@@ -88,14 +88,16 @@ EVIDENCE_PT: Final = {
     "deadline": "Prazo esgotado", "automatic": "Ação automática", "connected": "Conectou",
     "disconnected": "Desconectou", "acted": "Voltou a jogar",
     "back": "Disse que voltou",
-    "server_restart": "Reinício do servidor", "left": "Saiu da mesa",
+    "server_restart": "Reinício do servidor", "server_fault": "Falha do servidor",
+    "left": "Saiu da mesa",
     "exempt": "Isenção: registro sem penalidade",
 }
 TRIGGER_PT: Final = {"automatic_actions": "ações automáticas seguidas (prazos esgotados)",
                      "left": "saiu da mesa durante a partida"}
 CONSEQUENCE_PT: Final = {"forfeit": "derrota por abandono (a partida terminou)",
                          "none_restart": "nenhuma: a sequência atravessou um reinício do "
-                                         "servidor (zerada, a partida seguiu)"}
+                                         "servidor ou uma falha do banco de dados (zerada, a"
+                                         " partida seguiu)"}
 EXEMPT_PT: Final = {
     "server_restart": "a partida atravessou um reinício do servidor",
     "server_fault": "uma falha do servidor registrada tocou a partida",
@@ -1680,6 +1682,11 @@ def _timeline(evidence: Iterable[Mapping[str, Any]], table: str | None, *,
             elif "down_since_ms" in event:
                 facts.append("a execução anterior parou sem registro (queda): "
                              "tempo fora do ar desconhecido")
+        if kind == "server_fault" and _is_int(event.get("ended_ms")) and _is_int(
+                event.get("at_ms")):
+            facts.append(f"a casa não conseguiu gravar até {_when_ms(event['ended_ms'])}"
+                         f" ({_duration_pt((event['ended_ms'] - event['at_ms']) / 1000)});"
+                         " os prazos recomeçaram inteiros")
         if kind == "exempt":
             facts.extend(EXEMPT_PT.get(str(r), str(r)) for r in event.get("reasons") or [])
             facts.append("sem contagem de abandono e sem suspensão")

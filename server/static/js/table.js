@@ -556,6 +556,12 @@ function handle(message) {
     case "signal":
       receiveSignal(message);
       break;
+    case "clocks":
+      // the house could not save moves for a while (a database fault): every clock starts again
+      // in full, and a move it refused meanwhile can be made again
+      state.pending = message.pending ?? [];
+      log("A casa ficou um momento sem conseguir salvar as jogadas: os prazos recomeçaram inteiros.");
+      break;
     default:
       break;
   }
