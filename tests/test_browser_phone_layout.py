@@ -129,7 +129,10 @@ async def test_nothing_scrolls_sideways_at_200_percent_zoom(
     await expect(page.locator("#fair-log li").first).to_be_visible()
     assert await no_horizontal_scroll(page)
     await page.goto(live_server.url("/"))
-    await expect(page.locator(f'#my-tables a[href="/t/{table_id}"]')).to_be_visible()
+    mine = page.locator("#my-tables")
+    await expect(mine.get_by_role("link", name=f"Mesa {table_id}")).to_be_visible()
+    # with what leaving the match in play costs, said on the table's item
+    await expect(mine.get_by_role("link", name="Voltar à mesa")).to_be_visible()
     assert await no_horizontal_scroll(page)
 
 

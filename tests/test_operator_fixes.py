@@ -282,7 +282,8 @@ async def test_the_review_list_pages_with_next(house: House,
     assert "Registros mais antigos" in first and "Registros mais recentes" not in first
     # a later page leads back to the newest, with its filters (a review found no way back)
     text = await (await op.get("/operator/abandonments?status=pending&before=3")).text()
-    assert 'href="/operator/abandonments?status=pending">Registros mais recentes' in text
+    assert ('href="/operator/abandonments?status=pending" class="target">Registros mais recentes'
+            in text)
     # a range that ends before it starts is refused, not an empty list
     resp = await op.get("/api/ranked/operator/abandonments?since=2026-03-02&until=2026-03-01")
     assert resp.status == 400 and (await resp.json())["error"] == "bad_filter"
@@ -518,7 +519,8 @@ async def test_the_audit_page_refuses_a_bad_before_and_links_older_only_when_the
     assert text.count("<li class=\"table-item\">") == 2 and "Eventos mais antigos" not in text
     await settle_abandonment(house, "00000000000000f2", [ana.id, bia.id], 1)
     text = await (await op.get("/operator/audit")).text()
-    older = re.search(r'href="/operator/audit\?before=(\d+)">Eventos mais antigos', text)
+    older = re.search(r'href="/operator/audit\?before=(\d+)" class="target">Eventos mais antigos',
+                      text)
     assert older is not None and int(older.group(1)) == events[0].id
     text = await (await op.get(f"/operator/audit?before={older.group(1)}")).text()
     assert text.count("<li class=\"table-item\">") == 1 and "Eventos mais antigos" not in text
