@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 import aiohttp
 import orjson
@@ -57,6 +57,11 @@ RECONNECT_MAX = 5.0
 RECONNECT_ATTEMPTS = 12
 # how many events a table keeps timing data for (older ones can no longer be acknowledged)
 TIMING_WINDOW = 1024
+
+
+# a refusal that changed nothing, worth asking again a moment later (`BotSession.request`)
+RETRIED: Final = frozenset({"unavailable", "database_unreachable"})
+RETRY_WAITS: Final = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 class ProtocolError(Exception):
@@ -123,7 +128,20 @@ class BotSession:
         return self.account.name
 
     async def request(self, method: str, path: str, body: Json | None = None) -> Any:
-        """The JSON answer; ProtocolError for a refusal, Unreachable when nobody answers."""
+        """The JSON answer; ProtocolError for a refusal, Unreachable when nobody answers. A
+        database blip (503 that changed nothing: `unavailable`, `database_unreachable`) is asked
+        again after 0.5, 1, 2, 4 and 8 s: one such answer while a fleet sat down ended the whole
+        fleet, and the matches of its tables already in play with it (a chaos drill)."""
+        for wait in (*RETRY_WAITS, None):
+            try:
+                return await self._request(method, path, body)
+            except ProtocolError as exc:
+                if wait is None or exc.status != 503 or exc.code not in RETRIED:
+                    raise
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    async def _request(self, method: str, path: str, body: Json | None = None) -> Any:
         headers = {"X-CSRF-Token": self.csrf} if method != "GET" else {}
         try:
             async with self.http.request(method, self.base.join(URL(path)), headers=headers,

