@@ -253,6 +253,12 @@ async def table_page(request: web.Request) -> web.Response:
     if not TABLE_ID.fullmatch(table_id):
         return _table_not_found(request)
     if current_user(request) is None:
+        if request.query.get("invite"):
+            # a friend's invitation, opened signed out: said so (the page said only to sign
+            # in, nothing of a table); nothing of the table is looked up for a visitor
+            return render(request, "home.html", status=401, next=request.path_qs,
+                          notice="Você recebeu um convite para uma mesa de truco: entre ou crie"
+                                 " uma conta, e a mesa abre em seguida.")
         return _login_wall(request)
     return render(request, "table.html", table_id=table_id, ranked_stake=_ranked_stake(request))
 

@@ -200,3 +200,22 @@ async def test_the_login_form_lets_the_owner_in_from_a_browser_they_used_while_l
     assert await login_form() == 429
     client.session.cookie_jar.update_cookies({accounts.DEVICE_COOKIE: kept})
     assert await login_form() == 303
+
+
+async def test_an_invitation_opened_signed_out_says_it_is_one(client: Client) -> None:
+    """A friend's invite link, opened signed out, said only "Entre ou crie uma conta para ver
+    esta página", nothing of an invitation (a new player's review). It says so now, looks up
+    nothing of the table for a visitor, and a sign-up or log-in comes back to the link."""
+    path = "/t/0123456789abcdef?invite=K7QX-92MD"
+    resp = await client.get(path)
+    page = await resp.text()
+    assert resp.status == 401
+    assert "Você recebeu um convite para uma mesa de truco: entre ou crie uma conta" in page
+    assert 'name="next" value="/t/0123456789abcdef?invite=K7QX-92MD"' in page
+    plain = await (await client.get("/t/0123456789abcdef")).text()
+    assert "Entre ou crie uma conta para ver esta página." in plain and "convite" not in plain
+    token = await csrf(client)
+    resp = await client.post("/signup", data={
+        "csrf": token, "name": "convidada", "password": PASSWORD, "password2": PASSWORD,
+        "next": path}, headers={"Accept": "text/html"}, allow_redirects=False)
+    assert (resp.status, resp.headers["Location"]) == (303, path)
