@@ -63,7 +63,11 @@ async def test_seated_elsewhere_is_a_409_said_in_pt(house: House) -> None:  # no
     resp = await ana.post("/api/ranked/queue", {"variant": "paulista", "seats": 2})
     assert resp.status == 409 and (await resp.json())["error"] == "at_table"
     page = await ana.post("/ranked/queue", form={"variant": "paulista", "seats": "2"})
-    assert page.status == 409 and "outra mesa" in await page.text()
+    text = await page.text()
+    assert page.status == 409 and "outra mesa" in text
+    # the match in the way is linked (the page named no table)
+    assert ('<a href="/t/00000000000000e9" id="queue-error-table">Ir para essa mesa</a>.'
+            in text)
 
 
 async def test_rating_returned_has_two_decimals(house: House) -> None:  # noqa: F811

@@ -1331,6 +1331,14 @@ async def _refusal_pt(request: web.Request, user: User, exc: StoreError) -> str:
     if exc.code == "paused":
         left = await review.pause_remaining(_pool(request), user.id, _now(request))
         text = f"{text.removesuffix('.')}: faltam {_duration_pt(left.total_seconds())}."
+    if exc.code == "at_table":
+        # the match in the way, linked (the page named no table: the player had to find it)
+        table = await _pool(request).fetchval(
+            "SELECT t.id FROM live_seats s JOIN live_tables t ON t.id = s.table_id"
+            " WHERE s.user_id = $1 AND t.status = 'playing' ORDER BY t.id LIMIT 1", user.id)
+        if table is not None:
+            return Markup('{} <a href="/t/{}" id="queue-error-table">Ir para essa mesa</a>.'
+                          ).format(text, table)
     return text
 
 
