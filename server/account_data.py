@@ -74,8 +74,10 @@ async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
         {"at": r["at"], "succeeded": r["succeeded"],
          "address": r["remote"] if r["succeeded"] else None}
         for r in await conn.fetch(
+            # by name (as the login limits keep them), since this account was made: a name
+            # taken again is another person's (an erased account's go with its erasure too)
             "SELECT at, succeeded, remote FROM login_attempts WHERE name_lower = lower($1)"
-            " ORDER BY at", name)]
+            " AND at >= $2 ORDER BY at", name, account["created_at"])]
     doc["password_links"] = [
         _row(r) for r in await conn.fetch(
             "SELECT l.made_at, m.name AS made_by, l.expires_at, l.used_at, l.replaced_at"

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 import asyncpg
 import nacl.exceptions
@@ -454,18 +454,33 @@ def check_new_password(new: object, current: object, name: str) -> str:
     return password
 
 
+# the browsers and systems a session's label may name (ua-parser's family names; a few said
+# as people know them): ua-parser copies many families from the header itself, so anything
+# else would let whoever logged in choose the words the owner reads ("Firefox no Windows,
+# aberta hoje (esta, neste navegador)", a review), or HTML
+KNOWN_BROWSERS: Final = {name: name for name in (
+    "Chrome", "Chrome Mobile", "Chrome Mobile iOS", "Chrome Mobile WebView", "Chromium",
+    "HeadlessChrome", "Firefox", "Firefox Mobile", "Firefox iOS", "Safari", "Mobile Safari",
+    "Edge", "Edge Mobile", "Opera", "Opera Mobile", "Opera Mini", "Samsung Internet",
+    "Yandex Browser", "UC Browser", "Vivaldi", "Brave", "DuckDuckGo Mobile", "MiuiBrowser",
+    "Silk", "Facebook", "Instagram")} | {"Mobile Safari UI/WKWebView": "Safari (app)"}
+KNOWN_SYSTEMS: Final = {name: name for name in (
+    "Windows", "iOS", "iPadOS", "Android", "Linux", "Ubuntu", "Fedora", "Debian", "Chrome OS",
+    "FreeBSD", "HarmonyOS")} | {"Mac OS X": "macOS"}
+
+
 def agent_label(user_agent: str | None) -> str | None:
     """A browser's User-Agent as a person reads it, in pt-BR ("Firefox no Windows", "Chrome
-    Mobile no Android"), by ua-parser's published rules; None when it names neither. Slow on
-    a first call (the rules are compiled) and a few milliseconds after: call it off the loop."""
+    Mobile no Android"), by ua-parser's published rules, naming only `KNOWN_BROWSERS` and
+    `KNOWN_SYSTEMS`; None when it names neither. Slow on a first call (the rules are compiled)
+    and a few milliseconds after: call it off the loop."""
     if not user_agent:
         return None
     from ua_parser import parse
 
     found = parse(user_agent[:512])
-    browser = None if found.user_agent is None or found.user_agent.family == "Other" \
-        else found.user_agent.family
-    system = None if found.os is None or found.os.family == "Other" else found.os.family
+    browser = None if found.user_agent is None else KNOWN_BROWSERS.get(found.user_agent.family)
+    system = None if found.os is None else KNOWN_SYSTEMS.get(found.os.family)
     label = f"{browser} no {system}" if browser and system else browser or system
     return None if label is None else label[:80]
 
@@ -608,7 +623,8 @@ def del_cookie(response: web.StreamResponse, name: str, *, secure: bool) -> None
 async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[str, int]:
     """Anonymize the account named `name` (a player's right to be forgotten, LGPD art. 18): its
     name becomes `apagado-<id>` (its old name free for anyone), its password one nobody knows,
-    every session and unused password link of it ends. What was played stays, under the new
+    every session and unused password link of it ends, and the login attempts on its old name
+    go. What was played stays, under the new
     name (matches, chips, ratings, abandonment records: the house's and other players' history;
     the signed hand records never named anyone). Returns the new name and how many sessions
     ended.
@@ -642,6 +658,11 @@ async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[s
                            " WHERE id = $1", user["id"], erased, digest)
         ended = await conn.fetch("DELETE FROM sessions WHERE user_id = $1 RETURNING token_hash",
                                  user["id"])
+        # the login attempts on the old name (its owner's addresses): kept by name for the
+        # login limits, they would have gone to whoever takes the name next (its data download
+        # lists the day's logins on its name)
+        await conn.execute("DELETE FROM login_attempts WHERE name_lower = lower($1)",
+                           user["name"])
         await _replace_links(conn, user["id"])
     return erased, len(ended)
 

@@ -10,6 +10,8 @@ are real HTML forms that work without JavaScript. See docs/BROWSER.md.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import math
 import re
 from collections.abc import Awaitable, Callable
@@ -510,16 +512,36 @@ async def rules_page(request: web.Request) -> web.Response:
 
 async def account_page(request: web.Request) -> web.Response:
     """The account page; after a form of it succeeded (a redirect, so that a reload does not
-    post it again), `?feito=senha|sessoes&outras=N` says what was done: the password changed,
-    or the other sessions ended, N of them."""
+    post it again), `?feito=senha|sessoes&outras=N&sinal=...` says what was done: the password
+    changed, or the other sessions ended, N of them (signed: `_done_mark`)."""
     if current_user(request) is None:
         return _login_wall(request)
     done, others = request.query.get("feito"), ascii_uint(request.query.get("outras"))
-    if others is not None and done == "senha":
+    if others is None or not hmac.compare_digest(
+            request.query.get("sinal", ""), _done_mark(request, str(done), others)):
+        # a link from anywhere could make the page say a password was changed (a review):
+        # only the house's own redirect, signed for this account, says what was done
+        return await _account(request)
+    if done == "senha":
         return await _account(request, changed=True, ended_sessions=others)
-    if others is not None and done == "sessoes":
+    if done == "sessoes":
         return await _account(request, ended_others=others)
     return await _account(request)
+
+
+def _done_mark(request: web.Request, done: str, others: int) -> str:
+    """The signature of an account page's "what was done" (`_done_page`): this account's, by
+    the house's cookie key."""
+    user = current_user(request)
+    assert user is not None
+    message = f"account-done:{user.id}:{done}:{others}".encode()
+    return hmac.new(request.app[CONFIG].cookie_key, message, hashlib.sha256).hexdigest()[:32]
+
+
+def _done_page(request: web.Request, done: str, others: int) -> web.Response:
+    """303 to the account page saying what a form of it did (a reload posts nothing again)."""
+    return _redirect(f"/account?feito={done}&outras={others}"
+                     f"&sinal={_done_mark(request, done, others)}")
 
 
 async def _account(request: web.Request, *, status: int = 200,
@@ -541,7 +563,7 @@ async def sessions_form(request: web.Request) -> web.Response:
     that says how many."""
     if current_user(request) is None:
         return _login_wall(request)
-    return _redirect(f"/account?feito=sessoes&outras={await end_other_sessions(request)}")
+    return _done_page(request, "sessoes", await end_other_sessions(request))
 
 
 async def password_form(request: web.Request) -> web.Response:
@@ -580,7 +602,7 @@ async def password_form(request: web.Request) -> web.Response:
                               errors=by_field([_password_error_pt(exc, new)]))
     # the page that says so is another address (a reload does not post the form again, which
     # would now be refused: its "current" password is the old one)
-    page = _redirect(f"/account?feito=senha&outras={ended}")
+    page = _done_page(request, "senha", ended)
     # the new password revoked every device cookie: this browser gets one for it
     await keep_device(request, page, user)
     return page

@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from server.account_data import collect
 from server.accounts import MINIMUM, authenticate, open_session, register
 from server.clock import VirtualClock
 from server.config import from_env
@@ -30,6 +31,7 @@ async def test_an_erased_account_keeps_its_history_under_a_new_name(
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
     try:
         ana = await register(pool, "Ana", PASSWORD, MINIMUM)
+        await authenticate(pool, "ana", PASSWORD, "203.0.113.9", MINIMUM)  # her address
         await open_session(pool, ana)
         await open_session(pool, ana)
         await make(pool, "ana", None)
@@ -53,7 +55,16 @@ async def test_an_erased_account_keeps_its_history_under_a_new_name(
         for name in ("ana", f"apagado-{ana.id}"):
             with pytest.raises(Exception, match="Wrong name or password"):
                 await authenticate(pool, name, PASSWORD, "198.51.100.1", MINIMUM)
-        await register(pool, "ana", "another pass 7", MINIMUM)
+        newcomer = await register(pool, "ana", "another pass 7", MINIMUM)
+        # the login attempts on her old name went with her: the newcomer's data download,
+        # which lists the day's logins on its name, has none of hers (a review found her
+        # address in it)
+        assert await pool.fetchval("SELECT count(*) FROM login_attempts WHERE name_lower ="
+                                   " 'ana' AND remote <> '198.51.100.1'") == 0
+        async with pool.acquire() as conn:
+            doc = await collect(conn, newcomer.id, session_hash=None,
+                                now=await conn.fetchval("SELECT now()"))
+        assert doc is not None and doc["logins"] == []
         assert await _erase_account(config, "nobody") == 1
         assert "No account is named 'nobody'." in capsys.readouterr().err
     finally:
