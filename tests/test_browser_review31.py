@@ -10,6 +10,7 @@ import re
 from playwright.async_api import Browser, expect
 
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
+    PASSWORD,
     LiveServer,
     browser_fixture,
     create_table,
@@ -104,3 +105,68 @@ async def test_a_2x2_seat_says_whose_partner_it_makes(
         "Lugar 1 (dupla A): anfitria")
     await owner.context.close()
     await guest.context.close()
+
+
+async def test_the_away_note_stays_true_while_the_keyboard_is_on_it(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """The lobby leaves a list holding the focus alone, and the away note's seconds stood still
+    under a keyboard user's focus, then outlived the match (an accessibility review): its words
+    are updated in place, the focused link kept."""
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "foco_0")
+    table_id = await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    await expect(page.locator("#my-hand .card").first).to_be_visible()
+    await page.get_by_role("link", name="Mesas", exact=True).first.click()
+    note = page.locator(f'#my-tables .table-item[data-table="{table_id}"] p.away')
+    link = note.get_by_role("link", name="Voltar à mesa")
+    await expect(link).to_be_visible()
+    await link.focus()
+    first = int(re.search(r"em (\d+) s", await note.inner_text()).group(1))  # type: ignore[union-attr]
+    await page.wait_for_timeout(9000)  # two refreshes of the lists, the link focused
+    later = int(re.search(r"em (\d+) s", await note.inner_text()).group(1))  # type: ignore[union-attr]
+    assert later <= first - 5, (first, later)
+    await expect(link).to_be_focused()
+
+
+async def test_the_account_pages_answers_are_where_the_focus_goes(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    """After "Encerrar as outras sessões" the page's answer was below a phone's screen, the
+    focus at the top (an accessibility review): it takes the focus. A second download within
+    the limit failed silently (the link's `download` turned the refusal into a failed file):
+    the refusal's page is shown."""
+    page = await new_page(browser, live_server, {"width": 360, "height": 640})
+    await signup(page, live_server, "sessoes_0")
+    other = await new_page(browser, live_server)
+    await other.goto(live_server.url("/"))
+    await other.locator("#login-name").fill("sessoes_0")
+    await other.locator("#login-password").fill(PASSWORD)
+    await other.get_by_role("button", name="Entrar").click()
+    await page.goto(live_server.url("/account"))
+    await page.get_by_role("button", name="Encerrar as outras sessões").click()
+    ended = page.locator("#sessions-ended")
+    await expect(ended).to_have_text(re.compile("A outra sessão foi encerrada"))
+    await expect(ended).to_be_focused()
+    await expect(ended).to_be_in_viewport()
+    async with page.expect_download() as downloading:
+        await page.get_by_role("link", name="Baixar os meus dados").click()
+    assert (await downloading.value).suggested_filename.startswith("barajamos-sessoes_0-")
+    await page.get_by_role("link", name="Baixar os meus dados").click()
+    await expect(page.get_by_role("alert")).to_contain_text("acabaram de ser baixados")
+
+
+async def test_at_a_table_every_rules_link_opens_another_tab(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "abas_0")
+    await create_table(page, "paulista", 2, "training")
+    for where in ("header.site", "footer.site"):
+        link = page.locator(where).get_by_role("link", name="Regras (abre em outra aba)")
+        await expect(link).to_have_attribute("target", "_blank")
+    # elsewhere the rules open in place
+    await page.goto(live_server.url("/"))
+    await expect(page.locator("header.site").get_by_role(
+        "link", name="Regras", exact=True)).not_to_have_attribute("target", "_blank")

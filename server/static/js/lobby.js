@@ -104,14 +104,21 @@ function myTableItem(table) {
  * word, and found it cancelled a minute later.
  */
 function awayNote(table) {
+  const text = awayText(table);
+  if (text === null) return "";
+  return el("p", { class: "notice away" }, el("span", { class: "away-text" }, text),
+    el("a", { href: `/t/${table.id}` }, "Voltar à mesa"));
+}
+
+/** The words of `awayNote`, or null when my seat there is not empty in a match in play. */
+function awayText(table) {
   const me = table.players.find((p) => p.seat === table.you);
-  if (table.status !== "playing" || !me || me.connected) return "";
-  const back = el("a", { href: `/t/${table.id}` }, "Voltar à mesa");
+  if (table.status !== "playing" || !me || me.connected) return null;
   if (me.cancel_at_ms) {
     const seconds = Math.max(0, Math.round((me.cancel_at_ms - Date.now()) / 1000));
-    return el("p", { class: "notice away" }, `Você saiu desta mesa com a partida em jogo: se não voltar em ${seconds} s, a partida é cancelada (sem pontos). `, back);
+    return `Você saiu desta mesa com a partida em jogo: se não voltar em ${seconds} s, a partida é cancelada (sem pontos). `;
   }
-  return el("p", { class: "notice away" }, `Você saiu desta mesa com a partida em jogo: o relógio joga por você, e ${table.abandon_limit} jogadas automáticas seguidas contam como abandono (a partida perdida). `, back);
+  return `Você saiu desta mesa com a partida em jogo: o relógio joga por você, e ${table.abandon_limit} jogadas automáticas seguidas contam como abandono (a partida perdida). `;
 }
 
 /** A list holding the keyboard focus (or a pressed join) is left alone until the next refresh. */
@@ -164,6 +171,16 @@ async function loadLists() {
     if (!busy(mineList)) {
       mineList.replaceChildren(...mine.tables.map(myTableItem));
       if (mine.tables.length === 0) mineList.replaceChildren(el("li", { class: "muted" }, "Você não está em nenhuma mesa."));
+    } else {
+      // the list keeps the focus, but what leaving a match costs stays true: its words are
+      // updated in place (its link, maybe focused, stays). A keyboard user on "Voltar à mesa"
+      // read "60 s" for a minute after the match was cancelled (an accessibility review)
+      for (const note of mineList.querySelectorAll("p.away")) {
+        const table = mine.tables.find((t) => t.id === note.closest("li")?.dataset.table);
+        const text = note.querySelector(".away-text");
+        const fresh = table ? awayText(table) ?? "" : "Esta partida foi encerrada (cancelada ou terminada). ";
+        if (text && text.textContent !== fresh) text.textContent = fresh;
+      }
     }
     const others = open.tables.filter((t) => !myIds.has(t.id));
     if (!busy(openList)) openList.replaceChildren(...others.map(openTableItem));
