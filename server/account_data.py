@@ -45,9 +45,14 @@ _MATCHES_SQL: Final = (
 )
 
 
-def _row(record: asyncpg.Record, **renamed: str) -> dict[str, Any]:
-    """A row as a dict, some columns renamed (`renamed`: column -> key)."""
-    return {renamed.get(key, key): value for key, value in record.items()}
+async def _rows(conn: Conn, query: str, *args: object) -> list[dict[str, Any]]:
+    """Every row of `query` as a dict."""
+    return [_row(r) for r in await conn.fetch(query, *args)]
+
+
+def _row(record: asyncpg.Record) -> dict[str, Any]:
+    """A row as a dict, by column."""
+    return dict(record.items())
 
 
 async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
@@ -78,21 +83,21 @@ async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
             # taken again is another person's (an erased account's go with its erasure too)
             "SELECT at, succeeded, remote FROM login_attempts WHERE name_lower = lower($1)"
             " AND at >= $2 ORDER BY at", name, account["created_at"])]
-    doc["password_links"] = [
-        _row(r) for r in await conn.fetch(
-            "SELECT l.made_at, m.name AS made_by, l.expires_at, l.used_at, l.replaced_at"
-            "  FROM password_links l LEFT JOIN users m ON m.id = l.made_by"
-            " WHERE l.user_id = $1 ORDER BY l.made_at", user_id)]
+    doc["password_links"] = await _rows(
+        conn,
+        "SELECT l.made_at, m.name AS made_by, l.expires_at, l.used_at, l.replaced_at"
+        "  FROM password_links l LEFT JOIN users m ON m.id = l.made_by"
+        " WHERE l.user_id = $1 ORDER BY l.made_at", user_id)
 
-    doc["tables_owned"] = [
-        _row(r) for r in await conn.fetch(
-            "SELECT id AS table_id, variant, seats, kind, status, created_at, closed_at"
-            "  FROM live_tables WHERE owner_id = $1 ORDER BY created_at", user_id)]
-    doc["seats_held"] = [
-        _row(r) for r in await conn.fetch(
-            "SELECT s.table_id, s.seat, t.variant, t.kind, t.status FROM live_seats s"
-            "  JOIN live_tables t ON t.id = s.table_id WHERE s.user_id = $1"
-            " ORDER BY s.table_id", user_id)]
+    doc["tables_owned"] = await _rows(
+        conn,
+        "SELECT id AS table_id, variant, seats, kind, status, created_at, closed_at"
+        "  FROM live_tables WHERE owner_id = $1 ORDER BY created_at", user_id)
+    doc["seats_held"] = await _rows(
+        conn,
+        "SELECT s.table_id, s.seat, t.variant, t.kind, t.status FROM live_seats s"
+        "  JOIN live_tables t ON t.id = s.table_id WHERE s.user_id = $1"
+        " ORDER BY s.table_id", user_id)
 
     matches = await conn.fetch(_MATCHES_SQL, user_id)
     events = await conn.fetch(
@@ -111,20 +116,21 @@ async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
         "balance": await conn.fetchval(
             "SELECT balance FROM chip_accounts WHERE kind = 'wallet' AND user_id = $1",
             user_id),
-        "movements": [_row(r) for r in await conn.fetch(
+        "movements": await _rows(
+            conn,
             "SELECT e.created_at AS at, e.reason, e.match_ref, l.amount, l.balance_after"
             "  FROM chip_lines l JOIN chip_accounts a ON a.id = l.account_id"
             "  JOIN chip_entries e ON e.id = l.entry_id"
-            " WHERE a.kind = 'wallet' AND a.user_id = $1 ORDER BY l.entry_id", user_id)]}
-    doc["ratings"] = [
-        _row(r) for r in await conn.fetch(
-            "SELECT variant, seats, rating, rd, volatility, games, last_played_at"
-            "  FROM ranked_ratings WHERE user_id = $1 ORDER BY variant, seats", user_id)]
-    doc["rating_history"] = [
-        _row(r) for r in await conn.fetch(
-            "SELECT at, variant, seats, reason, match_ref, rating_before, rating_after,"
-            "       rd_after, volatility_after"
-            "  FROM ranked_rating_history WHERE user_id = $1 ORDER BY id", user_id)]
+            " WHERE a.kind = 'wallet' AND a.user_id = $1 ORDER BY l.entry_id", user_id)}
+    doc["ratings"] = await _rows(
+        conn,
+        "SELECT variant, seats, rating, rd, volatility, games, last_played_at"
+        "  FROM ranked_ratings WHERE user_id = $1 ORDER BY variant, seats", user_id)
+    doc["rating_history"] = await _rows(
+        conn,
+        "SELECT at, variant, seats, reason, match_ref, rating_before, rating_after,"
+        "       rd_after, volatility_after"
+        "  FROM ranked_rating_history WHERE user_id = $1 ORDER BY id", user_id)
 
     doc["abandonments"] = [
         {**_row(r), "evidence": _json(r["evidence"])} for r in await conn.fetch(
@@ -140,25 +146,25 @@ async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
             "  FROM ranked_abandonments a LEFT JOIN users d ON d.id = a.decided_by"
             " WHERE a.user_id = $1 ORDER BY a.id", user_id)]
 
-    doc["arenas"] = [
-        _row(r) for r in await conn.fetch(
-            "SELECT e.arena_id, a.variant, a.seats, a.starts_at, a.ends_at, e.joined_at,"
-            "       e.left_at, e.left_why, e.active, e.points, e.wins, e.games,"
-            "       s.rank AS final_rank, s.podium"
-            "  FROM ranked_arena_entries e JOIN ranked_arenas a ON a.id = e.arena_id"
-            "  LEFT JOIN arena_standings s ON s.arena_id = e.arena_id AND s.user_id = e.user_id"
-            " WHERE e.user_id = $1 ORDER BY e.joined_at", user_id)]
+    doc["arenas"] = await _rows(
+        conn,
+        "SELECT e.arena_id, a.variant, a.seats, a.starts_at, a.ends_at, e.joined_at,"
+        "       e.left_at, e.left_why, e.active, e.points, e.wins, e.games,"
+        "       s.rank AS final_rank, s.podium"
+        "  FROM ranked_arena_entries e JOIN ranked_arenas a ON a.id = e.arena_id"
+        "  LEFT JOIN arena_standings s ON s.arena_id = e.arena_id AND s.user_id = e.user_id"
+        " WHERE e.user_id = $1 ORDER BY e.joined_at", user_id)
     ticket = await conn.fetchrow(
         "SELECT t.variant, t.seats, t.enqueued_at, p.name AS partner"
         "  FROM ranked_queue_tickets t LEFT JOIN users p ON p.id = t.partner_id"
         " WHERE t.user_id = $1 OR t.partner_id = $1", user_id)
     doc["ranked_queue"] = None if ticket is None else _row(ticket)
-    doc["ranked_invitations"] = [
-        _row(r) for r in await conn.fetch(
-            "SELECT i.variant, i.seats, i.invited_at, f.name AS inviter, p.name AS partner"
-            "  FROM ranked_invitations i JOIN users f ON f.id = i.inviter_id"
-            "  JOIN users p ON p.id = i.partner_id"
-            " WHERE i.inviter_id = $1 OR i.partner_id = $1 ORDER BY i.invited_at", user_id)]
+    doc["ranked_invitations"] = await _rows(
+        conn,
+        "SELECT i.variant, i.seats, i.invited_at, f.name AS inviter, p.name AS partner"
+        "  FROM ranked_invitations i JOIN users f ON f.id = i.inviter_id"
+        "  JOIN users p ON p.id = i.partner_id"
+        " WHERE i.inviter_id = $1 OR i.partner_id = $1 ORDER BY i.invited_at", user_id)
     return doc
 
 

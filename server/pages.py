@@ -411,7 +411,8 @@ async def my_hands(request: web.Request) -> web.Response:
 
 async def account_download(request: web.Request) -> web.StreamResponse:
     """Everything the house keeps about the signed-in account, as a JSON file
-    (`server.account_data`); 429 `too_soon` within `DOWNLOAD_EVERY` of the last one."""
+    (`server.account_data`); within `DOWNLOAD_EVERY` of the last one, a 429 page saying when
+    to try again."""
     user = current_user(request)
     if user is None:
         return _login_wall(request)

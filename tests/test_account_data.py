@@ -20,11 +20,10 @@ from tests.test_accounts_password import alerts, signed_in
 from tests.test_live_helpers import (
     Live,
     Player,
-    connect,
     create_table,
     fetch_chain,
     hand_records,
-    play_all,
+    play_training_match,
     start_live,
 )
 
@@ -40,15 +39,6 @@ async def live(make_app: AppFactory, aiohttp_client: Callable[..., Any],
 async def download(player: Player) -> tuple[int, dict[str, str], bytes]:
     async with player.session.get(player.base / "account/data") as resp:
         return resp.status, dict(resp.headers), await resp.read()
-
-
-async def play_training_match(player: Player) -> str:
-    table = await create_table(player, "mineiro", 2, "training")
-    seat = await connect(player, table["id"], 0)
-    await player.post(f"/api/tables/{table['id']}/start")
-    await play_all([seat])
-    await seat.ws.close()
-    return str(table["id"])
 
 
 async def test_the_download_holds_the_accounts_matches_sessions_and_logins(live: Live) -> None:

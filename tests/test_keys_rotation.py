@@ -23,11 +23,9 @@ from server.live.house import KeysChanged
 from tests.conftest import AppFactory
 from tests.test_live_helpers import (
     Live,
-    connect,
-    create_table,
     fetch_chain,
     hand_records,
-    play_all,
+    play_training_match,
     players,
     start_live,
 )
@@ -66,12 +64,7 @@ async def footer_key(live: Live) -> str:
 async def play_a_match(live: Live, name: str) -> str:
     (player,) = await players(live.base, name)
     try:
-        table = await create_table(player, "mineiro", 2, "training")
-        seat = await connect(player, table["id"], 0)
-        await player.post(f"/api/tables/{table['id']}/start")
-        await play_all([seat])
-        await seat.ws.close()
-        return str(table["id"])
+        return await play_training_match(player)
     finally:
         await player.close()
 

@@ -303,6 +303,16 @@ async def play_all(clients: list[SeatClient]) -> None:
         raise
 
 
+async def play_training_match(player: Player, variant: str = "mineiro") -> str:
+    """A whole 1x1 training match played by `player` at seat 0 against a bot: its table's id."""
+    table = await create_table(player, variant, 2, "training")
+    seat = await connect(player, table["id"], 0)
+    await player.post(f"/api/tables/{table['id']}/start")
+    await play_all([seat])
+    await seat.ws.close()
+    return str(table["id"])
+
+
 async def fetch_chain(player: Player, table_id: str) -> list[dict[str, Any]]:
     status, chain = await player.get(f"/tables/{table_id}/chain")
     assert status == 200, chain
