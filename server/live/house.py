@@ -50,6 +50,8 @@ INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud 
 
 # seconds a commit may wait before /health says the house cannot save moves
 WRITE_STUCK: Final = 5.0
+# seconds a stop gives a table or a settlement beyond twice the write timeout (`House.stop`)
+STOP_MARGIN: Final = 15.0
 
 
 def new_invite() -> str:
@@ -522,8 +524,10 @@ class House:
         # each bounded: a database that hangs (stopped, not gone) holds a table's re-read or a
         # settlement's write for as long as it hangs, and a stop waited for ever, its port
         # already closed, saying nothing (a review's drill). What is cut off is rebuilt by the
-        # next start from what was written.
-        grace = 2 * self.config.write_timeout
+        # next start from what was written. The bound outlasts the writer's own giving up on a
+        # batch in doubt (twice the write timeout, and a connection's 10 s), which answers the
+        # tables' writes: a table cut before that would leave its callers unanswered
+        grace = 2 * self.config.write_timeout + STOP_MARGIN
         await _bounded("tables", [actor.stop() for actor in list(self.tables.values())], grace)
         if self._closing:
             await _bounded("settlements and records", list(self._closing), grace)
