@@ -621,13 +621,20 @@ def del_cookie(response: web.StreamResponse, name: str, *, secure: bool) -> None
 
 
 async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[str, int]:
+    """`erase_account` by name (the command line); the new name and how many sessions ended."""
+    erased, ended = await erase_account(pool, name, cost)
+    return erased, len(ended)
+
+
+async def erase_account(pool: asyncpg.Pool, name: object,
+                        cost: PasswordCost) -> tuple[str, list[bytes]]:
     """Anonymize the account named `name` (a player's right to be forgotten, LGPD art. 18): its
     name becomes `apagado-<id>` (its old name free for anyone), its password one nobody knows,
     every session and unused password link of it ends, and the login attempts on its old name
     go. What was played stays, under the new
     name (matches, chips, ratings, abandonment records: the house's and other players' history;
-    the signed hand records never named anyone). Returns the new name and how many sessions
-    ended.
+    the signed hand records never named anyone). Returns the new name and the hashes of the
+    sessions ended (`token_hash`: their sockets close as at a logout, `server.app`).
 
     Refused, changing nothing: 404 `no_such_account`; 409 `account_busy` while the account
     holds a seat at a table not closed (or owns one), a ranked ticket or invitation, or a place
@@ -664,7 +671,7 @@ async def erase(pool: asyncpg.Pool, name: object, cost: PasswordCost) -> tuple[s
         await conn.execute("DELETE FROM login_attempts WHERE name_lower = lower($1)",
                            user["name"])
         await _replace_links(conn, user["id"])
-    return erased, len(ended)
+    return erased, [bytes(row["token_hash"]) for row in ended]
 
 
 async def _replace_links(conn: Conn, user_id: int) -> None:

@@ -240,6 +240,25 @@ async def end_other_sessions(request: web.Request) -> int:
     return len(ended)
 
 
+async def erase_own_account(request: web.Request, password: object) -> str:
+    """The signed-in player erases their own account (`accounts.erase_account`), once their
+    password proves it is them (checked as a login is, under its limits): every session of it
+    ends, this one too, their sockets closed as at a logout, and its address is forgotten.
+    Returns the account's new name. AccountError on a refusal (nothing changed)."""
+    user = require_user(request)
+    await accounts.check_current_password(request.app[POOL], user, password,
+                                          client_group(request), request.app[PASSWORD_COST],
+                                          request_device(request))
+    erased, ended = await accounts.erase_account(request.app[POOL], user.name,
+                                                 request.app[PASSWORD_COST])
+    await close_sessions_sockets(request.app, set(ended))
+    request.app[LAST_ADDRESS].pop(user.id, None)
+    request.app[LAST_ADDRESS_AT].pop(user.id, None)
+    log.info("account erased", extra={"user": erased, "by": "its owner",
+                                      "ended_sessions": len(ended)})
+    return erased
+
+
 async def close_sessions_sockets(app: web.Application, ended: Collection[bytes],
                                  keep: str | None = None) -> None:
     """Close, as at a logout, the sockets opened by the sessions whose `token_hash` is in

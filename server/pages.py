@@ -37,11 +37,13 @@ from server.app import (
     current_user,
     end_other_sessions,
     end_session,
+    erase_own_account,
     keep_device,
     read_body,
     request_cookie,
     request_device,
     rotate_csrf,
+    sign_out_request,
 )
 from verifier import bundle
 
@@ -559,6 +561,40 @@ async def _account(request: web.Request, *, status: int = 200,
                   when=local_time, **context)
 
 
+async def erase_form(request: web.Request) -> web.Response:
+    """"Apagar a conta" (LGPD art. 18, without asking the operators): the password proves it
+    is the owner, a box says they know what stays. The account is anonymized as the command
+    line does (`accounts.erase_account`); this browser is signed out, on the home page."""
+    user = current_user(request)
+    if user is None:
+        return _login_wall(request)
+    body = await read_body(request)
+    errors: list[FormError] = []
+    if body.get("confirm") != "sim":
+        errors.append(FormError("erase-confirm", "Marque a caixa: ela diz o que fica e o que"
+                                                 " não volta."))
+    if errors:
+        return await _account(request, status=400, errors=by_field(errors))
+    try:
+        erased = await erase_own_account(request, body.get("password"))
+    except AccountError as exc:
+        if exc.code == "account_busy":
+            message = ("Ainda não dá para apagar a conta: ela está sentada numa mesa (ou é"
+                       " dona de uma mesa não encerrada), na fila ranqueada, num convite de"
+                       " dupla ou numa arena. Saia de tudo isso e tente de novo.")
+            return await _account(request, status=409, errors=by_field(
+                [FormError("erase-password", message)]))
+        error = _password_error_pt(exc, None)
+        return await _account(request, status=exc.status, headers=exc.headers(),
+                              errors=by_field([FormError("erase-password", error.message)]))
+    sign_out_request(request)
+    page = render(request, "home.html", next="/",
+                  notice=f"A sua conta foi apagada: agora ela se chama {erased}, sem senha, e"
+                         " ninguém entra mais nela. O seu nome está livre.")
+    accounts.del_cookie(page, accounts.SESSION_COOKIE, secure=request.app[CONFIG].secure_cookies)
+    return page
+
+
 async def sessions_form(request: web.Request) -> web.Response:
     """"Encerrar as outras sessões": every other session of the account ends; 303 to the page
     that says how many."""
@@ -656,8 +692,10 @@ def setup(app: web.Application) -> None:
     app.router.add_post("/account/password", password_form, name="password_form")
     app.router.add_get("/account/data", account_download, name="account_download")
     app.router.add_post("/account/sessions", sessions_form, name="sessions_form")
+    app.router.add_post("/account/erase", erase_form, name="erase_form")
     # a refused form's page stays at its address: opened again, a GET goes to the form's page
     for path, page in (("/signup", "/"), ("/login", "/"), ("/logout", "/"),
-                       ("/account/password", "/account"), ("/account/sessions", "/account")):
+                       ("/account/password", "/account"), ("/account/sessions", "/account"),
+                       ("/account/erase", "/account")):
         app.router.add_get(path, back_to(page))
     app.router.add_static("/static/", STATIC_DIR, name="static", append_version=False)

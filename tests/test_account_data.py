@@ -14,10 +14,12 @@ import pytest
 from aiohttp import WSCloseCode, WSMsgType
 from yarl import URL
 
+from server.app import POOL
 from server.clock import VirtualClock
 from tests.conftest import AppFactory
 from tests.test_accounts_password import alerts, signed_in
 from tests.test_live_helpers import (
+    PASSWORD,
     Live,
     Player,
     create_table,
@@ -188,3 +190,63 @@ async def test_the_account_page_lists_the_sessions_and_ends_the_others(live: Liv
     finally:
         for player in (here, there, third, bia):
             await player.close()
+
+
+async def erase_form(player: Player, fields: dict[str, str]) -> tuple[int, str]:
+    async with player.session.post(player.base / "account/erase",
+                                   data={"csrf": player.csrf, **fields},
+                                   headers={"Accept": "text/html"}) as resp:
+        return resp.status, await resp.text()
+
+
+async def test_a_player_erases_their_own_account(live: Live) -> None:
+    """LGPD art. 18 without asking the operators: the password proves it is the owner, a box
+    says what stays. Every refusal changes nothing; done, every session of the account ends
+    (their sockets too), nobody logs in to it, the name is free, what was played stays."""
+    here = await Player(live.base, "ana").signup()
+    there = await Player(live.base, "ana").login()
+    try:
+        user_id = await live.app[POOL].fetchval("SELECT id FROM users WHERE name = 'ana'")
+        table_id = await play_training_match(here)
+        tid = (await create_table(here, "paulista", 2, "private"))["id"]
+        socket = await there.ws(tid)
+        # refusals: no box, a wrong password, a table not closed (she owns one), no CSRF token
+        status, page = await erase_form(here, {"password": PASSWORD})
+        assert status == 400 and alerts(page) == [
+            "Marque a caixa: ela diz o que fica e o que não volta."]
+        status, page = await erase_form(here, {"password": "wrong horse 1", "confirm": "sim"})
+        assert status == 403 and alerts(page) == ["Essa não é a sua senha atual."]
+        status, page = await erase_form(here, {"password": PASSWORD, "confirm": "sim"})
+        assert status == 409 and "Ainda não dá para apagar a conta" in alerts(page)[0]
+        status, page = await erase_form(here, {"password": PASSWORD, "confirm": "sim",
+                                               "csrf": "forged"})
+        assert status == 403
+        assert await live.app[POOL].fetchval(
+            "SELECT name FROM users WHERE id = $1", user_id) == "ana"
+        assert await signed_in(here) and await signed_in(there)
+        # she leaves her tables (each closes, nobody left at it)
+        for table in (tid, table_id):
+            assert (await here.post(f"/api/tables/{table}/leave"))[0] == 200
+        # done
+        status, page = await erase_form(here, {"password": PASSWORD, "confirm": "sim"})
+        assert status == 200
+        assert f"A sua conta foi apagada: agora ela se chama apagado-{user_id}" in page
+        assert not await signed_in(here) and not await signed_in(there)
+        msg = await socket.receive(timeout=5)
+        assert (msg.type, msg.extra) == (WSMsgType.CLOSE, "signed out")
+        assert await live.app[POOL].fetchval(
+            "SELECT name FROM users WHERE id = $1", user_id) == f"apagado-{user_id}"
+        probe = Player(live.base, "ana")
+        async with probe.session.get(probe.base / "api/session") as resp:
+            probe.csrf = (await resp.json())["csrf"]
+        assert (await probe.post("/api/login", {"name": "ana", "password": PASSWORD}))[0] == 401
+        await probe.close()
+        # what was played stays, under the new name; the name is anyone's
+        assert await live.app[POOL].fetchval(
+            "SELECT count(*) FROM live_matches WHERE table_id = $1"
+            " AND players @> ARRAY[$2::bigint]", table_id, user_id) == 1
+        newcomer = await Player(live.base, "ana").signup()
+        await newcomer.close()
+    finally:
+        await here.close()
+        await there.close()
