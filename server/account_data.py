@@ -51,8 +51,11 @@ async def _rows(conn: Conn, query: str, *args: object) -> list[dict[str, Any]]:
 
 
 def _row(record: asyncpg.Record) -> dict[str, Any]:
-    """A row as a dict, by column."""
-    return dict(record.items())
+    """A row as a dict, by column; a jsonb `evidence` as its JSON value."""
+    row = dict(record.items())
+    if "evidence" in row:
+        row["evidence"] = _json(row["evidence"])
+    return row
 
 
 async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
@@ -132,19 +135,19 @@ async def collect(conn: Conn, user_id: int, *, session_hash: bytes | None,
         "       rd_after, volatility_after"
         "  FROM ranked_rating_history WHERE user_id = $1 ORDER BY id", user_id)
 
-    doc["abandonments"] = [
-        {**_row(r), "evidence": _json(r["evidence"])} for r in await conn.fetch(
-            "SELECT id, created_at, table_id, match_number, seat, team, variant, kind, trigger,"
-            "       consequence, restart_overlap, evidence"
-            "  FROM abandonments WHERE user_id = $1 ORDER BY id", user_id)]
-    doc["ranked_abandonments"] = [
-        {**_row(r), "evidence": _json(r["evidence"])} for r in await conn.fetch(
-            "SELECT a.id, a.match_ref, a.variant, a.seats, a.match_started_at, a.abandoned_at,"
-            "       a.status, a.strikes, a.paused_until, a.appeal_text, a.appealed_at,"
-            "       a.appeal_answered, a.decided_at, d.name AS decided_by, a.reversed_at,"
-            "       a.evidence"
-            "  FROM ranked_abandonments a LEFT JOIN users d ON d.id = a.decided_by"
-            " WHERE a.user_id = $1 ORDER BY a.id", user_id)]
+    doc["abandonments"] = await _rows(
+        conn,
+        "SELECT id, created_at, table_id, match_number, seat, team, variant, kind, trigger,"
+        "       consequence, restart_overlap, evidence"
+        "  FROM abandonments WHERE user_id = $1 ORDER BY id", user_id)
+    doc["ranked_abandonments"] = await _rows(
+        conn,
+        "SELECT a.id, a.match_ref, a.variant, a.seats, a.match_started_at, a.abandoned_at,"
+        "       a.status, a.strikes, a.paused_until, a.appeal_text, a.appealed_at,"
+        "       a.appeal_answered, a.decided_at, d.name AS decided_by, a.reversed_at,"
+        "       a.evidence"
+        "  FROM ranked_abandonments a LEFT JOIN users d ON d.id = a.decided_by"
+        " WHERE a.user_id = $1 ORDER BY a.id", user_id)
 
     doc["arenas"] = await _rows(
         conn,

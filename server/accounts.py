@@ -485,8 +485,10 @@ def agent_label(user_agent: str | None) -> str | None:
     return None if label is None else label[:80]
 
 
-async def open_session(pool: asyncpg.Pool, user: User, agent: str | None = None) -> str:
-    """A new session of `user`; `agent`: what it was opened with (`agent_label`)."""
+async def open_session(pool: asyncpg.Pool, user: User, user_agent: str | None = None) -> str:
+    """A new session of `user`; `user_agent`: the header it was opened with, kept only as its
+    `agent_label` (worked out off the event loop)."""
+    agent = await asyncio.to_thread(agent_label, user_agent) if user_agent else None
     token = secrets.token_urlsafe(32)
     await pool.execute(
         "INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at, agent) "

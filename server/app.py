@@ -64,8 +64,7 @@ def forget_addresses(app: web.Application, now: float) -> int:
     seen = app[LAST_ADDRESS_AT]
     gone = [user for user, at in seen.items() if now - at > ADDRESS_KEPT]
     for user in gone:
-        seen.pop(user, None)
-        app[LAST_ADDRESS].pop(user, None)
+        forget_address(app, user)
     return len(gone)
 SESSION_SOCKETS = web.AppKey("session_sockets", dict[str, set[web.WebSocketResponse]])
 HEALTH_TIMEOUT = 2.0  # seconds `/health` waits for the database before answering 503
@@ -200,6 +199,12 @@ def track_socket(request: web.Request, ws: web.WebSocketResponse) -> Callable[[]
     return forget
 
 
+def forget_address(app: web.Application, user_id: int) -> None:
+    """The user's last address is not kept for ranked pairing any more (signed out, erased)."""
+    app[LAST_ADDRESS].pop(user_id, None)
+    app[LAST_ADDRESS_AT].pop(user_id, None)
+
+
 async def end_session(request: web.Request) -> None:
     """Log out: the session goes, and the sockets it opened are closed (a table open in another
     tab stops speaking for the user at once; its reconnect is refused and says why)."""
@@ -209,8 +214,7 @@ async def end_session(request: web.Request) -> None:
     await accounts.close_session(request.app[POOL], token)
     user = current_user(request)
     if user is not None:  # signed out: its address is not kept for pairing any more
-        request.app[LAST_ADDRESS].pop(user.id, None)
-        request.app[LAST_ADDRESS_AT].pop(user.id, None)
+        forget_address(request.app, user.id)
     for ws in list(request.app[SESSION_SOCKETS].pop(token, ())):
         await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
 
@@ -252,8 +256,7 @@ async def erase_own_account(request: web.Request, password: object) -> str:
     erased, ended = await accounts.erase_account(request.app[POOL], user.name,
                                                  request.app[PASSWORD_COST])
     await close_sessions_sockets(request.app, set(ended))
-    request.app[LAST_ADDRESS].pop(user.id, None)
-    request.app[LAST_ADDRESS_AT].pop(user.id, None)
+    forget_address(request.app, user.id)
     log.info("account erased", extra={"user": erased, "by": "its owner",
                                       "ended_sessions": len(ended)})
     return erased
@@ -836,8 +839,8 @@ async def session_info(request: web.Request) -> web.Response:
 
 
 async def _start_session(request: web.Request, user: User, status: int = 200) -> web.Response:
-    token = await accounts.open_session(request.app[POOL], user, await asyncio.to_thread(
-        accounts.agent_label, request.headers.get("User-Agent")))
+    token = await accounts.open_session(request.app[POOL], user,
+                                        request.headers.get("User-Agent"))
     # the answer carries the new CSRF token: the one before the login no longer works
     response = web.json_response({"user": _user_json(user),
                                   "csrf": rotate_csrf(request, session=token)}, status=status)

@@ -185,8 +185,8 @@ async def home(request: web.Request) -> web.Response:
 
 
 async def _open_session(request: web.Request, user: User, next_path: str) -> web.Response:
-    token = await accounts.open_session(request.app[POOL], user, await asyncio.to_thread(
-        accounts.agent_label, request.headers.get("User-Agent")))
+    token = await accounts.open_session(request.app[POOL], user,
+                                        request.headers.get("User-Agent"))
     response = _redirect(next_path)
     rotate_csrf(request, session=token)
     accounts.set_cookie(

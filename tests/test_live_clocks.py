@@ -99,6 +99,25 @@ async def run_clock(vclock: VirtualClock, client: SeatClient, step: float,
     raise AssertionError("the clock ran out before the expected event")
 
 
+async def idle_at_training(player: Player, vclock: VirtualClock) -> tuple[str, SeatClient]:
+    """A Paulista 1x1 training match started, `player` at seat 0 never acting nor sending
+    entropy (its window over, the hand dealt): the table's id and the player's client."""
+    table = await create_table(player, "paulista", 2, "training")
+    tid = table["id"]
+    idle = await connect(player, tid, 0)
+    idle.send_entropy = False
+    await player.post(f"/api/tables/{tid}/start")
+    await vclock.advance(3.0)
+    await drain(idle)
+    return tid, idle
+
+
+def automatic_of(client: SeatClient, seat: int = 0) -> int:
+    """The automatic actions of `seat` the client was sent."""
+    return len([e for m in client.received if m["type"] == "update" for e in m["events"]
+                if e.get("automatic") and e.get("seat") == seat])
+
+
 def plays_a_card(view: dict[str, Any], rng: Any) -> dict[str, Any]:
     """A policy that plays its first card whenever it may, and otherwise does the first legal
     thing (no call of its own)."""
@@ -448,19 +467,8 @@ async def test_restart_overlapping_a_streak_is_not_penalised(
     first = await start_live(make_app, aiohttp_client, vclock)
     ana, olga = await players(first.base, "ana", "olga")
     await set_role(first.app[POOL], "olga", Role.OPERATOR)
-    table = await create_table(ana, "paulista", 2, "training")
-    tid = table["id"]
-    idle = await connect(ana, tid, 0)
-    idle.send_entropy = False
-    await ana.post(f"/api/tables/{tid}/start")
-    await vclock.advance(3.0)
-    await drain(idle)
-
-    def automatic() -> int:
-        return len([e for m in idle.received if m["type"] == "update" for e in m["events"]
-                    if e.get("automatic") and e.get("seat") == 0])
-
-    await run_clock(vclock, idle, 30.0, lambda: automatic() >= 6)
+    tid, idle = await idle_at_training(ana, vclock)
+    await run_clock(vclock, idle, 30.0, lambda: automatic_of(idle) >= 6)
     await ana.close()
     await olga.close()
     await first.client.close()  # a clean stop; the streak is on record
@@ -486,12 +494,8 @@ async def test_restart_overlapping_a_streak_is_not_penalised(
 
         monkeypatch.setattr(second.house, "evidence", slow_evidence)
 
-        def automatic_now() -> int:
-            return len([e for m in watch.received if m["type"] == "update"
-                        for e in m["events"] if e.get("automatic") and e.get("seat") == 0])
-
         # 3 more automatic actions make 9; the 10th deadline is reviewed, not penalised
-        await run_clock(vclock, watch, 30.0, lambda: automatic_now() >= 4)
+        await run_clock(vclock, watch, 30.0, lambda: automatic_of(watch) >= 4)
         assert watch.over is None
         _, body = await olga.get("/api/operator/abandonments?player=ana")
         (entry,) = body["abandonments"]
@@ -878,25 +882,14 @@ async def test_a_database_fault_restarts_the_clocks_and_exempts_the_streak(
     ana, olga = await players(live.base, "ana", "olga")
     try:
         await set_role(live.app[POOL], "olga", Role.OPERATOR)
-        table = await create_table(ana, "paulista", 2, "training")
-        tid = table["id"]
-        idle = await connect(ana, tid, 0)
-        idle.send_entropy = False
-        await ana.post(f"/api/tables/{tid}/start")
-        await vclock.advance(3.0)
-        await drain(idle)
-
-        def automatic() -> int:
-            return len([e for m in idle.received if m["type"] == "update" for e in m["events"]
-                        if e.get("automatic") and e.get("seat") == 0])
-
+        tid, idle = await idle_at_training(ana, vclock)
         house = live.house
 
         def ana_pending() -> bool:
             return any(d.seat == 0 for d in house.tables[tid].deadlines.values())
 
         # a streak of 4 automatic actions or more, then a decision of ana's pending
-        await run_clock(vclock, idle, 30.0, lambda: automatic() >= 4)
+        await run_clock(vclock, idle, 30.0, lambda: automatic_of(idle) >= 4)
         await run_clock(vclock, idle, 0.5, ana_pending)
         fault_at = vclock.now()
         house.database_fault()
@@ -921,7 +914,7 @@ async def test_a_database_fault_restarts_the_clocks_and_exempts_the_streak(
         # the streak that began before the fault ended reaches the limit: no penalty, the match
         # goes on; the evidence shows the fault
         await run_clock(vclock, idle, 30.0,
-                        lambda: automatic() >= abandon_limit(TableKind.TRAINING))
+                        lambda: automatic_of(idle) >= abandon_limit(TableKind.TRAINING))
         await drain(idle)
         assert idle.over is None
         _, body = await olga.get("/api/operator/abandonments?player=ana")

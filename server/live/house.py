@@ -31,7 +31,7 @@ from server.config import Config
 from server.db import DATABASE_UNREACHABLE, SERVING_LOCK
 from server.live.model import LiveError, LiveSettings, TableKind, TableStatus
 from server.live.table import MatchResult, Seat, TableActor, at, ms
-from server.live.writer import WRITE_ERRORS, GroupWriter
+from server.live.writer import WRITE_ERRORS, GroupWriter, error_text
 from server.metrics import Metrics
 from truco import MatchConfig, Variant
 from truco.records import key_id_for
@@ -482,7 +482,7 @@ class House:
         except (*DATABASE_UNREACHABLE, asyncpg.PostgresError) as exc:
             log.error("database fault not recorded", extra={
                 "started": at(since).isoformat(), "ended": at(until).isoformat(),
-                "error": str(exc) or type(exc).__name__})
+                "error": error_text(exc)})
 
     def _schedule_sweep(self) -> None:
         limit = self.config.idle_table_close
@@ -539,8 +539,7 @@ class House:
                     "UPDATE server_runs SET stopped_at = $2, clean = true WHERE id = $1",
                     self.run_id, at(self.clock.now()), timeout=self.config.write_timeout)
         except WRITE_ERRORS as exc:  # the database went first: the run stays marked unclean
-            log.error("run end not saved", extra={"run": self.run_id,
-                                                  "error": str(exc) or type(exc).__name__})
+            log.error("run end not saved", extra={"run": self.run_id, "error": error_text(exc)})
         if self._serving is not None:
             await self._serving.release()
             self._serving = None

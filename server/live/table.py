@@ -1623,18 +1623,22 @@ class TableActor:
     # ----------------------------------------------------------------------------- clocks
 
     def _cancel_timers(self) -> None:
-        for deadline in self.deadlines.values():
-            deadline.timer.cancel()
-        self.deadlines.clear()
-        for timer in self.bot_timers.values():
-            timer.cancel()
-        self.bot_timers.clear()
+        self._cancel_decision_timers()
         if self.entropy_timer is not None:
             self.entropy_timer.cancel()
             self.entropy_timer = None
         if self.start_timer is not None:
             self.start_timer.cancel()
             self.start_timer = None
+
+    def _cancel_decision_timers(self) -> None:
+        """Every pending decision's clock, and every bot's think, stopped."""
+        for deadline in self.deadlines.values():
+            deadline.timer.cancel()
+        self.deadlines.clear()
+        for timer in self.bot_timers.values():
+            timer.cancel()
+        self.bot_timers.clear()
 
     def _reschedule(self, acted: int | None = None) -> None:
         """A deadline for every pending decision: kept while it stays pending, new otherwise.
@@ -1857,10 +1861,7 @@ class TableActor:
         state = self.state
         if state is None or state.hand_over or state.outcome is not None or not self.deadlines:
             return
-        for key in list(self.deadlines):
-            self.deadlines.pop(key).timer.cancel()
-        for key in list(self.bot_timers):
-            self.bot_timers.pop(key).cancel()
+        self._cancel_decision_timers()
         self._reschedule()
         self._log("clocks restarted", reason=reason)
         self._emit({"type": "clocks", "reason": reason, "pending": self._deadlines_json()})

@@ -201,7 +201,7 @@ class GroupWriter:
             self._metrics.write_seconds.observe(time.perf_counter() - started)
         except _InDoubt as exc:
             log.error("write in doubt", extra={"jobs": len(batch),
-                                               "error": _said(exc.__cause__ or exc)})
+                                               "error": error_text(exc.__cause__ or exc)})
             self._metrics.write_failures.labels("in_doubt").inc(len(batch))
             self._fault()
             _fail(batch, exc)
@@ -212,7 +212,7 @@ class GroupWriter:
         except WRITE_ERRORS as exc:
             if len(batch) == 1 or isinstance(exc, CONNECTION_ERRORS):
                 # refused as a whole (or never sent: no connection): nothing was written
-                log.error("write failed", extra={"jobs": len(batch), "error": _said(exc)})
+                log.error("write failed", extra={"jobs": len(batch), "error": error_text(exc)})
                 self._metrics.write_failures.labels("refused").inc(len(batch))
                 if isinstance(exc, CONNECTION_ERRORS):
                     self._fault()
@@ -241,7 +241,7 @@ class GroupWriter:
                 self._on_fault()
 
 
-def _said(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     """An error for the log: its message, or its type when it has none (a timeout's is empty:
     the log said `"error": ""`)."""
     return str(exc) or type(exc).__name__
@@ -355,7 +355,7 @@ class _Committer:
                 if self._conn is not None:
                     self._conn.terminate()
                     self._conn = None
-                log.warning("writer waits for the database", extra={"error": _said(exc)})
+                log.warning("writer waits for the database", extra={"error": error_text(exc)})
             if give_up is not None and loop.time() >= give_up:
                 log.error("writer stopped waiting for the database to settle a batch")
                 return
