@@ -103,6 +103,36 @@ async def test_an_outage_says_the_lost_lock_once_and_why_it_is_not_taken_again(
     assert serving._tries == 0
 
 
+async def test_the_database_back_checks_the_lock_at_once(
+        live: Live, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the writer wrote again after a fault while the lock's connection was still lost: the lock
+    # was taken again only at its next check (up to LOCK_CHECK_EVERY later) while the tables
+    # already wrote; the house's `database_back` now checks it at once
+    serving = live.house._serving
+    assert serving is not None
+    with socket.socket() as probe:  # a port nothing listens on: the database is away
+        probe.bind(("127.0.0.1", 0))
+        away = f"postgresql://postgres@127.0.0.1:{probe.getsockname()[1]}/postgres"
+    serving._dsn, real = away, serving._dsn
+    admin = await asyncpg.connect(database_url)
+    try:
+        await admin.execute("SELECT pg_terminate_backend($1)",
+                            await admin.fetchval(LOCK_HOLDER, _SERVING_LOCK))
+        await until(lambda: serving._tries >= 1 and held(live) == 0)
+        # the next check would come only in an hour: only the fault's end can bring it sooner
+        monkeypatch.setattr(house_module, "LOCK_CHECK_EVERY", 3600.0)
+        await until(lambda: serving._tries >= 2)  # (the watcher now waits an hour)
+        serving._dsn = real
+        live.house.database_fault()
+        await asyncio.sleep(0.3)
+        assert held(live) == 0  # a fault alone checks nothing
+        live.house.database_back()
+        await until(lambda: held(live) == 1, seconds=10)
+        assert await admin.fetchval(LOCK_HOLDER, _SERVING_LOCK) is not None
+    finally:
+        await admin.close()
+
+
 async def test_a_house_whose_lock_another_took_stops(live: Live, database_url: str) -> None:
     stopped: list[str] = []
     assert live.house._serving is not None

@@ -285,6 +285,12 @@ class ServingLock:
             log.warning("serving lock taken again", extra={"tries": self._tries})
             self._tries = 0
 
+    def check_now(self) -> None:
+        """Check the lock at once, not at the next `LOCK_CHECK_EVERY`: the database is back after
+        a fault (`House.database_back`), and tables write again; a lock lost with it is taken
+        again now, so that no second house could start on the database meanwhile."""
+        self._wake.set()
+
     async def _held(self) -> bool:
         conn = self._conn
         if conn is None or conn.is_closed():
@@ -467,6 +473,8 @@ class House:
         now = self.faults_ended_at = self.clock.now()
         log.warning("database back", extra={"fault_seconds": round(now - since, 3),
                                             "tables": len(self.tables)})
+        if self._serving is not None:
+            self._serving.check_now()
         for actor in list(self.tables.values()):
             actor.post(partial(actor.restart_clocks, "database"))
         task = asyncio.create_task(self._record_fault(since, now))
