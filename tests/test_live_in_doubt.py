@@ -5,13 +5,16 @@ whichever way the commit went, the hand's record holds what was written and veri
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import aiohttp
 import asyncpg
+import pytest
 
 from server.clock import VirtualClock
 from tests.conftest import AppFactory
@@ -127,6 +130,45 @@ async def test_a_move_in_doubt_is_taken_as_written_either_way(
         await admin.close()
         await ana.close()
 
+
+
+async def test_a_reread_that_hangs_is_retried_and_said(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        database_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    # a database that hangs (here: a lock on the table's rows) held the table's re-read for as
+    # long as it hung, and nothing said so; now each try is bounded as a write is, and retried
+    live = await start_live(partial(make_app, write_timeout=WATCHDOG), aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    admin = await asyncpg.connect(database_url)
+    try:
+        tid, seat, play = await _at_anas_card(live, ana, vclock)
+        before = seat.view
+        assert before is not None
+        caplog.set_level(logging.WARNING, logger="barajamos.live")
+        lock = admin.transaction()
+        await lock.start()
+        await admin.execute("LOCK TABLE live_actions, live_tables IN ACCESS EXCLUSIVE MODE")
+        await act(seat, play)
+        answer = await seat.until("error", react=False)
+        assert answer["error"] == "in_doubt"
+
+        def waits() -> list[logging.LogRecord]:
+            return [r for r in caplog.records
+                    if r.getMessage() == "table reload waits for the database"]
+
+        for _ in range(200):
+            if len(waits()) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        await lock.rollback()
+        assert len(waits()) >= 2
+        assert all(r.table == tid and r.error == "TimeoutError"  # type: ignore[attr-defined]
+                   for r in waits())
+        snapshot = await seat.until("snapshot", react=False)
+        assert snapshot["view"]["legal"] == before["legal"]  # the move was not written
+    finally:
+        await admin.close()
+        await ana.close()
 
 
 async def test_a_table_whose_rows_do_not_replay_is_taken_out_of_service(

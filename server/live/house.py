@@ -529,12 +529,13 @@ class House:
             # an unsettled match stays unsettled until an operator settles it (idempotent)
             timer.cancel()
         self._retry_timers.clear()
-        # each bounded: a database that hangs (stopped, not gone) holds a table's re-read or a
-        # settlement's write for as long as it hangs, and a stop waited for ever, its port
-        # already closed, saying nothing (a review's drill). What is cut off is rebuilt by the
-        # next start from what was written. The bound outlasts the writer's own giving up on a
-        # batch in doubt (twice the write timeout, and a connection's 10 s), which answers the
-        # tables' writes: a table cut before that would leave its callers unanswered
+        # each bounded: a database that hangs (stopped, not gone) holds a table's pending write
+        # (a re-read's try is cut at the write timeout) or a settlement's for as long as it
+        # hangs, and a stop waited for ever, its port already closed, saying nothing (a
+        # review's drill). What is cut off is rebuilt by the next start from what was written.
+        # The bound outlasts the writer's own giving up on a batch in doubt (twice the write
+        # timeout, and a connection's 10 s), which answers the tables' writes: a table cut
+        # before that would leave its callers unanswered
         grace = 2 * self.config.write_timeout + STOP_MARGIN
         await _bounded("tables", [actor.stop() for actor in list(self.tables.values())], grace)
         if self._closing:

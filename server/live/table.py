@@ -47,7 +47,13 @@ from server.live.model import (
     wire_json,
 )
 from server.live.seeds import SealedKind, seal
-from server.live.writer import WRITE_ERRORS, WRITE_FAILURES, PartlySaved, WriteRefused
+from server.live.writer import (
+    WRITE_ERRORS,
+    WRITE_FAILURES,
+    PartlySaved,
+    WriteRefused,
+    error_text,
+)
 from truco import (
     Action,
     ActionKind,
@@ -1391,7 +1397,10 @@ class TableActor:
         delay = 0.25
         while True:
             try:
-                written = await reread(self.house, self.id)
+                # bounded as a write is: a database that hangs (stopped, not gone) is retried
+                # and said in the log, where the table waited on it in silence
+                written = await asyncio.wait_for(reread(self.house, self.id),
+                                                 self.house.config.write_timeout)
                 break
             except UNRESTORABLE as exc:
                 # what was written does not rebuild: as after a restart, the table is not
@@ -1408,7 +1417,7 @@ class TableActor:
                 if self._task is None:
                     return  # stopping: the next start rebuilds the table anyway
                 log.warning("table reload waits for the database",
-                            extra={"table": self.id, "error": str(exc)})
+                            extra={"table": self.id, "error": error_text(exc)})
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
         was_playing = self.status is TableStatus.PLAYING
