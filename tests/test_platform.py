@@ -24,8 +24,11 @@ from server.accounts import INTERACTIVE, MINIMUM
 from server.app import PASSWORD_COST
 from server.config import ConfigError, PasswordCostLevel, from_env
 from server.db import (
+    LOG_FOLDER,
+    LOG_SETTINGS_NOTE,
     PRIVATE_SOCKET,
     SERVING_LOCK,
+    START_LOG_KEPT,
     EmbeddedPostgres,
     MigrationError,
     forget_dead_users,
@@ -304,6 +307,41 @@ async def test_the_embedded_servers_socket_is_its_own_users_only(tmp_path: Path)
     embedded.start()
     embedded.stop()
     assert conf.read_text().splitlines().count(PRIVATE_SOCKET) == 1
+
+
+async def test_the_embedded_servers_log_is_kept_a_week_and_its_start_log_moves_aside(
+        tmp_path: Path) -> None:
+    """The package appends PostgreSQL's whole output to one file (`pg_ctl -l log`), never
+    rotated. PostgreSQL's own collector keeps it instead, a file a weekday; the start's file
+    keeps what comes before the collector, and past a size it moves aside."""
+    pgdata = tmp_path / "data" / "pg"
+    embedded = EmbeddedPostgres(pgdata)
+    url = embedded.start()
+    try:
+        conn = await asyncpg.connect(url)
+        try:
+            assert await conn.fetchval("SHOW logging_collector") == "on"
+            assert await conn.fetchval("SHOW log_directory") == LOG_FOLDER
+            assert await conn.fetchval("SHOW log_truncate_on_rotation") == "on"
+            with pytest.raises(asyncpg.DivisionByZeroError):
+                await conn.fetchval("SELECT 1 / 0")
+        finally:
+            await conn.close()
+    finally:
+        embedded.stop()
+    [kept] = (pgdata / LOG_FOLDER).iterdir()
+    assert kept.name.startswith("postgresql-") and "division by zero" in kept.read_text()
+    assert "division by zero" not in (pgdata / "log").read_text()
+    # a start's file past its size moves aside (the one before dropped); the settings once
+    (pgdata / "log.old").write_text("older\n")
+    big = "x" * (START_LOG_KEPT + 1)
+    (pgdata / "log").write_text(big)
+    embedded.start()
+    embedded.stop()
+    assert (pgdata / "log.old").read_text() == big
+    assert (pgdata / "log").stat().st_size < 4096
+    conf = (pgdata / "postgresql.conf").read_text().splitlines()
+    assert conf.count(LOG_SETTINGS_NOTE) == 1
 
 
 def test_serve_says_an_unreachable_database_in_one_line_without_its_password(
