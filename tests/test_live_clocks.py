@@ -21,6 +21,7 @@ from server.live.recovery import reread
 from server.live.table import ms
 from tests import test_live_helpers as live_helpers
 from tests.conftest import AppFactory
+from tests.test_live_fixes import act
 from tests.test_live_helpers import (
     Live,
     Player,
@@ -422,6 +423,56 @@ async def test_back_after_the_limit_the_next_automatic_action_forfeits(
         await run_clock(vclock, back, 30.0, lambda: back.over is not None)
         assert back.over is not None and back.over["termination"] == "abandonment"
         assert back.over["forfeit_seat"] == 0
+    finally:
+        await ana.close()
+        await bia.close()
+
+
+async def test_back_in_an_empty_seat_the_pending_decision_has_the_full_clock(
+        live: Live, vclock: VirtualClock) -> None:
+    # an absent player whose connection was lost came back to a 2 s clock: at the limit (or
+    # one short of it) the clock forfeited the match before their page showed their cards,
+    # where staying away would have let the 60 s cancel it (an outside review: a 50 s stall, a
+    # reconnect, the forfeit 2 s later). Their pending decision now gets the full clock, once
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.send_entropy = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat)
+        await seat.ws.close()  # ana's connection is lost; the bot plays on
+        watcher = await connect(bia, tid, None)
+        actor = live.house.tables[tid]
+
+        def hers() -> list[float]:
+            return [d.at for d in actor.deadlines.values() if d.seat == 0 and not d.team_vote]
+
+        # past the limit, with a decision of hers pending (on its 2 s clock)
+        await run_clock(vclock, watcher, 0.5,
+                        lambda: actor.automatic_streak(0) >= 10 and bool(hers()))
+        assert watcher.over is None and hers()[0] <= vclock.now() + 2.0
+        returned_at = vclock.now()
+        back = await connect(ana, tid, 0)
+        back.send_entropy = False
+        back.autoplay = False
+        await drain(back)
+        assert hers() == [returned_at + 20.0]  # the full clock, once
+        clocks = await watcher.until("clocks", react=False)
+        assert (clocks["reason"], clocks["seat"]) == ("returned", 0)
+        assert [p["deadline_ms"] for p in clocks["pending"] if p["seat"] == 0] == [
+            ms(returned_at + 20.0)]
+        assert 0 in actor.absent  # absent until she acts (RULES.md)
+        await vclock.advance(19.0)  # the old 2 s clock is gone: nothing played for her
+        await drain(back)
+        assert back.over is None and actor.automatic_streak(0) >= 10
+        assert back.view is not None and back.view["legal"]
+        await act(back, back.view["legal"][0])  # she acts in time: the streak ends
+        await back.until("ack", react=False)
+        assert actor.automatic_streak(0) == 0 and 0 not in actor.absent
+        assert back.over is None
     finally:
         await ana.close()
         await bia.close()

@@ -465,6 +465,9 @@ class TableActor:
         # human seats a restart found with no socket and that have not come back since: the
         # server took their connection (a pending vote of theirs is not declined for it)
         self.returning: set[int] = set()
+        # absent seats whose player came back to an empty seat: their next decision gets the
+        # full clock, once (`open_connection`), not the 2 s of absence
+        self.back_in_seat: set[int] = set()
         self.entropy_timer: Timer | None = None
         # a ranked or arena match's first deal waits for its players to open the table
         # (`_wait_for_players`), up to `Config.start_grace`
@@ -803,8 +806,31 @@ class TableActor:
         self.returning.discard(seat)
         await self._connection_event(seat, SeatEventKind.CONNECTED)
         self._emit_table()
+        if seat in self.absent and self.status is TableStatus.PLAYING:
+            self._clock_for_the_returned(seat)
         if self.start_timer is not None and self._everyone_here():
             self.post(lambda: self._players_waited(None))
+
+    def _clock_for_the_returned(self, seat: int) -> None:
+        """An absent player back in an empty seat: their page has only just come back, and a
+        2 s clock would act for them (and, at the limit, forfeit the match) before they saw
+        their cards. Their next decision, the one pending now if there is one, gets the full
+        clock, once; they stay absent until they act (RULES.md), as a restart's returning
+        players do (docs/RULE_DECISIONS.md 22, 23)."""
+        self.back_in_seat.add(seat)
+        state = self.state
+        if state is None or state.hand_over or state.outcome is not None:
+            return
+        running = [key for key, d in self.deadlines.items()
+                   if d.seat == seat and not d.team_vote]
+        if not running:
+            return
+        for key in running:
+            self.deadlines.pop(key).timer.cancel()
+        self._reschedule()
+        self._log("clocks restarted", reason="returned", seat=seat)
+        self._emit({"type": "clocks", "reason": "returned", "seat": seat,
+                    "pending": self._deadlines_json()})
 
     async def close_connection(self, conn: Connection) -> None:
         self.last_seen = self.now
@@ -813,6 +839,7 @@ class TableActor:
         seat = self._audience(conn)
         if seat is None or self.connected(seat):
             return
+        self.back_in_seat.discard(seat)
         # the house closing every socket as it stops is the server's doing, not the player's
         await self._connection_event(
             seat, SeatEventKind.DISCONNECTED,
@@ -1049,6 +1076,7 @@ class TableActor:
         self.next_dealer = None
         self.state = None
         self.absent.clear()
+        self.back_in_seat.clear()
         self.streaks.clear()
         self.house.metrics.live_tables.inc()
         self._log("match_started", match=self.match_number)
@@ -1425,6 +1453,7 @@ class TableActor:
             setattr(self, name, getattr(written, name))
         self._forfeit = None
         self.absent.clear()  # as after a restart: absence is not written, every clock in full
+        self.back_in_seat.clear()
         self.seq += 1  # events before this point are not replayed: a catch-up gets a snapshot
         self.history.clear()
         self.house.metrics.table_reloads.inc()
@@ -1615,6 +1644,7 @@ class TableActor:
         metrics.count_action(self.config.variant.value, action.kind.value)
         if clears_absence:
             self.absent.discard(seat)
+            self.back_in_seat.discard(seat)
             self.streaks.pop(seat, None)
         if new_state.hand_over or new_state.outcome is not None:
             self._cancel_timers()
@@ -1702,9 +1732,10 @@ class TableActor:
             if key not in self.deadlines:
                 if team_vote:
                     seconds = config.vote_clock
-                elif seat in self.absent:
+                elif seat in self.absent and seat not in self.back_in_seat:
                     seconds = config.absent_delay
                 else:
+                    self.back_in_seat.discard(seat)
                     seconds = decision_seconds(config, self.kind)
                 token = self._token()
                 when = self.now + seconds
@@ -2023,6 +2054,7 @@ class TableActor:
         self.empty_timers.clear()
         self.empty_deadlines.clear()
         self.absent.clear()
+        self.back_in_seat.clear()
         self.returning.clear()
         forfeit_seat, forfeit_trigger, evidence = (
             self._forfeit if self._forfeit is not None else (None, None, []))
@@ -2068,6 +2100,7 @@ class TableActor:
             return None
         await self._seat_event(seat, SeatEventKind.BACK, {})
         self.absent.discard(seat)
+        self.back_in_seat.discard(seat)
         for kind in PendingKind:
             running = self.deadlines.pop((kind.value, seat), None)
             if running is not None:

@@ -557,10 +557,17 @@ function handle(message) {
       receiveSignal(message);
       break;
     case "clocks":
-      // the house could not save moves for a while (a database fault): every clock starts again
-      // in full, and a move it refused meanwhile can be made again
       state.pending = message.pending ?? [];
-      log("A casa ficou um momento sem conseguir salvar as jogadas: os prazos recomeçaram inteiros.");
+      if (message.reason === "returned") {
+        // an absent player came back to an empty seat: their decision has the full clock, once
+        log(message.seat === state.seat
+          ? "Você voltou à mesa: esta decisão tem o tempo inteiro do relógio (as seguintes, 2 s, até você jogar)."
+          : `${seatName(message.seat)} voltou à mesa: o prazo da decisão recomeçou inteiro.`);
+      } else {
+        // the house could not save moves for a while (a database fault): every clock starts
+        // again in full, and a move it refused meanwhile can be made again
+        log("A casa ficou um momento sem conseguir salvar as jogadas: os prazos recomeçaram inteiros.");
+      }
       break;
     default:
       break;
