@@ -654,7 +654,7 @@ class BotSeat:
         self.run.stats.sent_actions += 1
         try:
             await self._send({"type": "action", "id": msg_id, "hand": view_hand,
-                              "action": action})
+                              "last_seq": self._acted_seq, "action": action})
         except (ConnectionError, RuntimeError):
             self._inflight.pop(msg_id, None)
             self.run.stats.sent_actions -= 1

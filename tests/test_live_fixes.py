@@ -82,6 +82,7 @@ async def act(client: SeatClient, action: dict[str, Any]) -> None:
     client.acted_at = client.last_seq
     client.next_id += 1
     await client.send({"type": "action", "id": client.next_id, "hand": client.view_hand,
+                       "last_seq": client.last_seq,
                        "action": action})
 
 
@@ -490,6 +491,70 @@ async def test_a_move_for_another_hand_is_refused_as_stale(
         assert [m["type"] for m in got][:2] == ["update", "ack"]
         assert got[1]["id"] == "now" and got[1]["seq"] == got[0]["seq"]
         assert got[0]["hand"] == 2
+    finally:
+        await ana.close()
+
+
+async def test_a_move_chosen_before_the_clock_acted_for_the_seat_is_stale(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # a card sent into a stalled link, the clock playing another for the seat meanwhile: when
+    # the link came back the old message was applied at the seat's next decision of the same
+    # hand, as the player's own move (an outside review). Its `last_seq` now says it is stale
+    live = await start_live(make_app, aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.autoplay = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        actor = live.house.tables[tid]
+        for _ in range(200):  # a card of ana's to play in hand 1 (any bet accepted first)
+            await drain(seat)
+            view = seat.view
+            if view and view["legal"] and seat.view_hand == 1:
+                if any(a["do"] == "play" for a in view["legal"]):
+                    break
+                if seat.acted_at != seat.last_seq:
+                    await act(seat, next((a for a in view["legal"] if a["do"] == "accept"),
+                                         view["legal"][0]))
+            await vclock.advance(0.1)
+        assert seat.view is not None and any(a["do"] == "play" for a in seat.view["legal"])
+        chosen_on, hand = seat.last_seq, seat.view_hand
+        for _ in range(400):  # her link stalls: the clock acts for her, the bot plays on
+            await vclock.advance(0.1)
+            await drain(seat)
+            if actor.automatic_streak(0) and seat.view and seat.view["legal"]:
+                break
+        assert seat.view_hand == hand  # (the clock played a card: the hand goes on)
+        assert actor.automatic_streak(0) == 1 and actor.acted_seq[0] > chosen_on
+        legal = seat.view["legal"]
+        before = seat.last_seq
+        # the move she chose before arrives now, where a move of hers is legal again
+        await seat.send({"type": "action", "id": "old", "hand": hand, "last_seq": chosen_on,
+                         "action": legal[0]})
+        (answer,) = await answers(seat)
+        assert (answer["type"], answer["id"], answer["error"]) == ("error", "old", "stale")
+        assert answer["message"].startswith(f"That move was chosen on event {chosen_on},")
+        assert seat.last_seq == before and actor.automatic_streak(0) == 1  # nothing changed
+        # one chosen on events this table never sent (another server run's) is stale too
+        await seat.send({"type": "action", "id": "ahead", "hand": hand,
+                         "last_seq": actor.seq + 5, "action": legal[0]})
+        (answer,) = await answers(seat)
+        assert (answer["id"], answer["error"]) == ("ahead", "stale")
+        for bad in (-1, "3", True, 2.5):
+            await seat.send({"type": "action", "id": "bad", "hand": hand, "last_seq": bad,
+                             "action": legal[0]})
+            (answer,) = await answers(seat)
+            assert answer["error"] == "bad_message" and "last_seq" in answer["message"]
+        # chosen on what she sees now, the same move is hers
+        await seat.send({"type": "action", "id": "now", "hand": hand,
+                         "last_seq": seat.last_seq, "action": legal[0]})
+        got = await answers(seat)
+        assert got[0]["type"] == "update" and got[0]["events"][0]["automatic"] is False
+        assert next(m["id"] for m in got if m["type"] == "ack") == "now"  # (then entropy)
+        assert actor.automatic_streak(0) == 0
     finally:
         await ana.close()
 

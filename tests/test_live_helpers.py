@@ -275,7 +275,7 @@ class SeatClient:
                 return
             self.next_id += 1
             await self.send({"type": "action", "id": self.next_id, "hand": self.view_hand,
-                             "action": action})
+                             "last_seq": self.last_seq, "action": action})
 
     async def play(self, stop_after_seq: int | None = None) -> None:
         """Play with the policy until the match is over (or past a given event number)."""

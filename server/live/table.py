@@ -468,6 +468,9 @@ class TableActor:
         # absent seats whose player came back to an empty seat: their next decision gets the
         # full clock, once (`open_connection`), not the 2 s of absence
         self.back_in_seat: set[int] = set()
+        # each seat's last action (its own or the clock's): the number of the event that told
+        # it; a move chosen on an earlier event is stale (`act`)
+        self.acted_seq: dict[int, int] = {}
         self.entropy_timer: Timer | None = None
         # a ranked or arena match's first deal waits for its players to open the table
         # (`_wait_for_players`), up to `Config.start_grace`
@@ -1558,18 +1561,24 @@ class TableActor:
     # ----------------------------------------------------------------------------- actions
 
     async def act(self, conn: Connection, raw: object, arrival: float,
-                  hand_number: int | None = None) -> int:
+                  hand_number: int | None = None, last_seq: int | None = None) -> int:
         """A player's move. `hand_number`, when the client names it, is the table hand whose view
         the move was chosen on: a move that crossed the end of that hand is refused as stale
-        instead of landing in the next hand, where it may happen to be legal too."""
+        instead of landing in the next hand, where it may happen to be legal too. `last_seq`,
+        when the client names it, is the last event it had when the move was chosen: a move
+        chosen before the seat's last action (its own, or the clock's for it) was meant for a
+        decision already taken, and is refused as stale instead of landing on the next one (a
+        card sent into a stalled link, the clock playing another meanwhile, the first card
+        played in the next round when the link came back)."""
         try:
-            action = self._move(conn, raw, hand_number)
+            action = self._move(conn, raw, hand_number, last_seq)
         except LiveError as exc:  # the engine's refusals are counted in `_apply`
             self.house.metrics.refused_actions.labels(exc.code).inc()
             raise
         return await self._apply(action, automatic=False, arrival=arrival, clears_absence=True)
 
-    def _move(self, conn: Connection, raw: object, hand_number: int | None) -> Action:
+    def _move(self, conn: Connection, raw: object, hand_number: int | None,
+              last_seq: int | None = None) -> Action:
         """The move `raw` of `conn`'s seat, when it may be applied now (else LiveError)."""
         seat = self._audience(conn)
         if seat is None:
@@ -1594,6 +1603,13 @@ class TableActor:
                    if self.hand.phase is not HandPhase.PLAYING
                    else f"hand {self.hand.number} is in play")
             raise LiveError("stale", f"That move was for hand {hand_number}; {now} now.", 409)
+        if last_seq is not None and last_seq > self.seq:
+            raise LiveError("stale", f"That move was chosen on event {last_seq}; this table has"
+                            f" sent {self.seq} (another server run): choose again.", 409)
+        if last_seq is not None and last_seq < self.acted_seq.get(seat, 0):
+            raise LiveError("stale", f"That move was chosen on event {last_seq}, before your"
+                            f" seat's last action (event {self.acted_seq[seat]}, yours or the"
+                            " clock's): choose again.", 409)
         if self.hand is None or self.hand.phase is not HandPhase.PLAYING or self.state is None:
             raise LiveError("no_hand", "No hand is being played now.", 409)
         if len(self.hand.actions) >= MAX_ACTIONS - CLOCK_RESERVE:
@@ -1648,12 +1664,12 @@ class TableActor:
             self.streaks.pop(seat, None)
         if new_state.hand_over or new_state.outcome is not None:
             self._cancel_timers()
-            seq = self._emit_update(events)
+            seq = self.acted_seq[seat] = self._emit_update(events)
             metrics.action_latency.observe(time.perf_counter() - arrival)
             await self._finish_hand(RecordEnd.COMPLETED, None)
         else:
             self._reschedule(acted=seat)
-            seq = self._emit_update(events)
+            seq = self.acted_seq[seat] = self._emit_update(events)
             metrics.action_latency.observe(time.perf_counter() - arrival)
         if clears:
             self._emit({"type": "absent", "seat": seat, "absent": False, "automatic": 0})

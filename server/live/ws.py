@@ -173,7 +173,7 @@ def _message_id(value: object) -> str | int | None:
 _FIELDS: Final = {
     "ping": frozenset({"type", "id"}),
     "hello": frozenset({"type", "id", "last_seq", "epoch"}),
-    "action": frozenset({"type", "id", "hand", "action"}),
+    "action": frozenset({"type", "id", "hand", "last_seq", "action"}),
     "entropy": frozenset({"type", "id", "hand", "hex"}),
     "signal": frozenset({"type", "id", "code"}),
     "back": frozenset({"type", "id"}),
@@ -234,10 +234,11 @@ async def _handle(conn: Connection, actor: TableActor, data: str) -> None:
         elif not conn.greeted:
             raise LiveError("hello_first", "Send hello first.")
         elif kind == "action":
-            raw_hand = obj.get("hand")
+            raw_hand, raw_seen = obj.get("hand"), obj.get("last_seq")
             hand = None if raw_hand is None else _nonneg_int(raw_hand, "hand")
+            seen = None if raw_seen is None else _nonneg_int(raw_seen, "last_seq")
             await actor.call(lambda: _acked(
-                conn, msg_id, actor.act(conn, obj.get("action"), arrival, hand)))
+                conn, msg_id, actor.act(conn, obj.get("action"), arrival, hand, seen)))
         elif kind == "entropy":  # acknowledged by the table (with the others queued with it)
             await actor.contribute(conn, msg_id, obj.get("hand"), obj.get("hex"))
         elif kind == "back":

@@ -971,7 +971,9 @@ function doubleTap(event) {
 function act(action, event = null) {
   if (state.inFlight !== null || !action || state.refused || doubleTap(event)) return;
   const id = state.nextId++;
-  if (send({ type: "action", id, hand: state.viewHand, action })) {
+  // `last_seq`: the table as the player saw it; a move chosen before their seat's last action
+  // (the clock's, while the link stalled) is refused as stale, not played at the next decision
+  if (send({ type: "action", id, hand: state.viewHand, last_seq: state.lastSeq, action })) {
     moveTouch = byTouch(event) ? { ...lastPress } : null;
     state.inFlight = id;
     state.errorMarks.set(id, errorMark());
