@@ -199,6 +199,7 @@ async def test_the_hand_page_lists_a_real_hands_moves(
     # the cards are the page's cards, named for a screen reader
     covered = page.locator('#rec-moves li[data-do="play"]').nth(2).locator(".card")
     await expect(covered).to_have_attribute("aria-label", "6 de copas")
+    await expect(page.locator("#moves-covered")).to_be_visible()  # said where one was covered
     # Argentino, played here in seat 2: an envido and its quiero, the clock's automatic play
     # (the weakest card: the 6), a truco; my moves are mine
     assert await opened(MatchConfig(Variant.ARGENTINO, 2), "envido", "accept", "timeout",
@@ -221,6 +222,7 @@ async def test_the_hand_page_lists_a_real_hands_moves(
         "Rodada 3: Você ganhou",
     ]
     await expect(page.locator("#rec-moves li.mine")).to_have_count(5)
+    await expect(page.locator("#moves-covered")).to_be_hidden()  # Argentino covers nothing
     await expect(page.locator("#rec-moves li.automatic")).to_have_text(
         "Lugar 1 jogou 6♥ (automático)")
     # 2x2, voting, played here in seat 4: my truco, the other team's two clocks voting to run

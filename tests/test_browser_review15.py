@@ -216,11 +216,11 @@ async def test_a_1x1_says_no_dupla_and_names_the_one_other_player(
     await page.get_by_role("button", name="Quiero (envido)", exact=True).click()
     log = page.locator("#log")
     await expect(log).to_contain_text(
-        "Envido querido (envido): Robô 2 26; você: son buenas. Robô 2 ganha 2 pontos.")
+        "Envido querido (envido): Robô 2 com 26; você: son buenas. Robô 2 ganha 2 pontos.")
     table.play(table.ws, Action(1, ActionKind.PLAY, card=parse_card("2S")))
     await page.get_by_role("button", name="Ir al mazo").click()
     await expect(page.locator("#summary-envido")).to_contain_text(
-        "Envido — querido: Robô 2 26; o seu tanto não foi cantado (son buenas).")
+        "Envido — querido: Robô 2 com 26; o seu tanto não foi cantado (son buenas).")
     text = (await log.text_content() or "") + (await page.locator("#summary").text_content() or "")
     assert "os outros" not in text and "dupla" not in text, text
     await page.context.close()

@@ -85,6 +85,8 @@ async def test_a_team_vote_counts_down_and_names_the_raise(
         "Votos: Você: aumentar para seis; Robô 3 (parceiro): aceitar — a dupla discorda: ")
     await expect(votes).to_contain_text(" s para combinar")
     await assert_counts_down(page, votes.locator(".clock"))
+    # my vote is in: the turn line said "Sua vez" still (an Argentine player's review)
+    await expect(page.locator("#turn")).to_contain_text("A sua dupla discorda: combinem o voto — ")
     log = page.locator("#log")
     await expect(log).to_contain_text("Você votou: aumentar para seis.")
     await expect(log).to_contain_text("Robô 3 (parceiro) votou: aceitar.")

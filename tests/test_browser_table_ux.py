@@ -320,7 +320,7 @@ async def test_argentino_envido_by_name_with_its_worth_and_totals(
     await expect(log).to_contain_text("Você cantou envido!")
     await expect(log).to_contain_text("Robô 2 cantou envido! (envido, envido)")
     await page.get_by_role("button", name="Quiero (envido)", exact=True).click()
-    await expect(log).to_contain_text("Envido querido (envido, envido): Você 33")
+    await expect(log).to_contain_text("Envido querido (envido, envido): você com 33")
     await page.get_by_role("button", name="Ir al mazo").click()
     summary = page.locator("#summary-body")
     await expect(page.locator("#summary-result")).to_have_text(
@@ -328,7 +328,7 @@ async def test_argentino_envido_by_name_with_its_worth_and_totals(
         " Robô 2 marcou 1 ponto nesta mão: 1 na mão (você foi al mazo)."
     )
     await expect(summary).to_contain_text(
-        "Envido, envido — querido: Você 33; o tanto de Robô 2 não foi cantado (son buenas)."
+        "Envido, envido — querido: você com 33; o tanto de Robô 2 não foi cantado (son buenas)."
     )
     await expect(page.locator("#scoreboard")).to_contain_text("(1 mala)")
     # no engine codes, no Brazilian vote words in an Argentino 1x1 log

@@ -231,9 +231,10 @@ async def test_argentino_envido_and_mazo_with_the_tantos_in_the_summary(
     assert [a["do"] for a in table.received] == ["envido", "fold"]
     summary = page.locator("#summary-body")
     # 33 is sung; the bot's 29 does not beat it ("son buenas") and is never shown
-    await expect(summary).to_contain_text("Envido — querido: Você 33")
+    await expect(summary).to_contain_text("Envido — querido: você com 33")
     await expect(summary).not_to_contain_text("29")
-    # the envido winner's cards are shown at the end of the hand
+    # the envido winner's cards are shown at the end of the hand, said whose on screen too
+    await expect(summary.locator("#summary-envido-cards")).to_have_text("As suas cartas no envido:")
     for card in ("7S", "6S", "AD"):
         await expect(summary.locator(f'.card[data-card="{card}"]')).to_be_visible()
     assert table.received[1] == action_to_json(Action(0, ActionKind.FOLD))

@@ -51,7 +51,14 @@ async def test_the_rules_page_says_each_variants_figures(
                  "uma dupla tem 10 s para concordar", "depois de 2 s",
                  "<strong>10 jogadas automáticas seguidas</strong> (6 nas ranqueadas",
                  "um lugar vazio por 60 s cancela a partida",
-                 "<strong>10 é o valete</strong> (sota), <strong>11 o cavalo</strong>"):
+                 "<strong>10 é o valete</strong> (sota), <strong>11 o cavalo</strong>",
+                 # "After the truco is answered there is no more envido"; the mazo's +1 "if
+                 # envido could still have been called (round 1, no envido called, truco not
+                 # yet answered)"; the answering team's envido "while one of its players still
+                 # in the hand has not played a card in round 1" (an Argentine player's review)
+                 "Respondido o truco, não há mais envido.",
+                 "(na 1ª rodada, sem envido cantado e sem truco respondido)",
+                 "enquanto um dos seus jogadores ainda na mão não jogou carta na 1ª rodada"):
         assert said in page, said
     assert text_of(page, "signals-brazilian").startswith("“Tenho o zap”, “Tenho copas”")
     assert "“No tengo nada”" in text_of(page, "signals-argentine")

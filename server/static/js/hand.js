@@ -157,6 +157,8 @@ function moveNames(r, mySeat) {
  * A record whose actions the rules refuse (the CLI's `replay` says which) is listed as written. */
 function renderMoves(r, mySeat) {
   const v = r.variant;
+  // said only where a card was played covered (never in Argentino, nor in most hands)
+  $("moves-covered").hidden = !r.actions.some((a) => a.covered);
   const names = moveNames(r, mySeat);
   let rounds;
   try {

@@ -1348,7 +1348,7 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       log(`${byVote ? teamName(event.team) : seatName(event.seat)} cantou ${envidoChain(event.chain.slice(-1))}!${event.chain.length > 1 ? ` (${envidoChain(event.chain)})` : ""}`);
       break;
     case "envido_accepted":
-      log(`Envido querido (${envidoChain(event.chain)}): ${event.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", ")}${quietTantos(event.tantos, view?.seats ?? seatCount(), "log")}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
+      log(`Envido querido (${envidoChain(event.chain)}): ${sungTantos(event.tantos)}${quietTantos(event.tantos, view?.seats ?? seatCount(), "log")}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
       break;
     case "envido_declined":
       log(`Envido no querido (${envidoChain(event.chain)}): ${teamMid(event.team)} marca ${pointsText(event.points)}.`);
@@ -1378,15 +1378,29 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
   }
 }
 
+/** The tantos the table sang, each with its player: "Robô 2 com 25, você com 31". */
+function sungTantos(tantos) {
+  return tantos.map((t) => `${seatMid(t.seat)} com ${t.tanto}`).join(", ");
+}
+
+/** Names joined as a sentence says them: "a", "a e b", "a, b e c". */
+function andList(names) {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} e ${names[names.length - 1]}`;
+}
+
 /**
- * The tantos nobody sang (son buenas: never shown), after the sung ones. 2x2 says "os outros";
- * 1x1 has one other player, named: the log's `; você: son buenas`, the summary's `; o tanto de
- * Robô 2 não foi cantado (son buenas)`.
+ * The tantos nobody sang (son buenas: never shown), after the sung ones, their players named:
+ * the log's `; você: son buenas`, the summary's `; o tanto de Robô 2 não foi cantado (son
+ * buenas)` (2x2: `; não cantaram o tanto (son buenas): você e Robô 4`).
  */
 function quietTantos(tantos, seats, where) {
   if (tantos.length >= seats) return "";
-  if (seats !== 2) return where === "log" ? "; os outros: son buenas" : "; os outros tantos não foram cantados (son buenas)";
-  const quiet = [0, 1].find((seat) => !tantos.some((t) => t.seat === seat));
+  const silent = [...Array(seats).keys()].filter((seat) => !tantos.some((t) => t.seat === seat));
+  if (seats !== 2) {
+    const names = andList(silent.map(seatMid));
+    return where === "log" ? `; ${names}: son buenas` : `; não cantaram o tanto (son buenas): ${names}`;
+  }
+  const quiet = silent[0];
   if (where === "log") return `; ${seatMid(quiet)}: son buenas`;
   return `; ${quiet === state.seat ? "o seu tanto" : `o tanto de ${seatName(quiet)}`} não foi cantado (son buenas)`;
 }
@@ -1454,11 +1468,14 @@ function showSummary(view, handNumber) {
       // every tanto the table sang; the others said "son buenas" and are never shown
       const quiet = quietTantos(e.tantos, hand.players.length, "summary");
       parts.push(el("p", { id: "summary-envido" }, `${chain} — querido: `,
-        e.tantos.map((t) => `${seatName(t.seat)} ${t.tanto}`).join(", "), quiet,
+        sungTantos(e.tantos), quiet,
         `. ${seatName(e.winner_seat)} ganhou ${pointsText(e.points)}.`));
       const shown = hand.players.find((p) => p.seat === e.winner_seat)?.shown;
       if (shown) {
-        parts.push(el("div", { class: "hand small", "aria-label": "Cartas de quem ganhou o envido" },
+        // said on screen too: three cards under the envido line read as the hand's own
+        const whose = e.winner_seat === state.seat ? "As suas cartas" : `As cartas de ${seatName(e.winner_seat)}`;
+        parts.push(el("p", { class: "small", id: "summary-envido-cards" }, `${whose} no envido:`));
+        parts.push(el("div", { class: "hand small", "aria-labelledby": "summary-envido-cards" },
           shown.map((c) => cardFace(c, v))));
       }
     } else {
@@ -2133,7 +2150,10 @@ function renderTurn(view) {
     return;
   }
   const mine = pendingFor(state.seat);
-  if (mine.length) {
+  if (mine.length && mine[0].team_vote) {
+    // both partners voted, differently: each may still change their vote until the clock ends
+    setLive(node, "A sua dupla discorda: combinem o voto — ", clockSpan("my-clock", mine[0].deadline_ms));
+  } else if (mine.length) {
     setLive(node, "Sua vez — ", clockSpan("my-clock", mine[0].deadline_ms));
   } else if (hand.turn !== null && hand.turn !== undefined) {
     setLive(node, `Vez de ${seatName(hand.turn)}.`);
