@@ -113,13 +113,16 @@ class AccountError(ValueError):
 
     def __init__(self, code: str, message: str, status: int = 400,
                  retry_after: int | None = None,
-                 problems: Sequence[AccountError] = ()) -> None:
+                 problems: Sequence[AccountError] = (), scope: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
         self.retry_after = retry_after
         self.problems = tuple(problems)
+        # what a limit counted (`rate_limited`): "address", every name tried from the caller's
+        # address (a lan house's players share one); "name" otherwise
+        self.scope = scope
 
     def headers(self) -> dict[str, str] | None:
         return None if self.retry_after is None else {"Retry-After": str(self.retry_after)}
@@ -375,11 +378,21 @@ async def _authenticate(pool: asyncpg.Pool, name: object, password: object, remo
                        or failures["by_name"] >= MAX_FAILURES_PER_NAME
                        or failures["by_remote"] >= MAX_FAILURES_PER_REMOTE)
         if limited:
+            # the address's limit alone: everyone behind it (a lan house, a university's NAT)
+            # is refused for the others' mistakes, and should hear that it is not their own
+            by_address = trusted is None and failures["by_pair"] < MAX_FAILURES_PER_PAIR \
+                and failures["by_name"] < MAX_FAILURES_PER_NAME
+            minutes = int(RATE_WINDOW.total_seconds() // 60)
             raise AccountError(
                 "rate_limited",
-                "Too many failed logins; try again in a few minutes.",
+                f"Too many failed logins from this network address in the last {minutes}"
+                " minutes (everyone who shares it counts); try again within"
+                f" {minutes} minutes, or from a browser you logged in from before."
+                if by_address else
+                f"Too many failed logins on this name; try again within {minutes} minutes.",
                 429,
                 retry_after=int(RATE_WINDOW.total_seconds()),
+                scope="address" if by_address else "name",
             )
         attempt = await conn.fetchval(
             "INSERT INTO login_attempts (name_lower, remote, succeeded, device)"

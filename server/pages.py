@@ -104,9 +104,16 @@ def account_error_pt(exc: AccountError, password: object) -> FormError:
         return FormError(
             "name", "Muitas contas criadas a partir deste endereço: tente de novo daqui a uma hora."
         )
+    if exc.code == "rate_limited" and exc.scope == "address":
+        return FormError(
+            "name", "Muitas tentativas erradas a partir desta rede nos últimos 15 minutos:"
+            " contam as de todos que usam o mesmo endereço (numa lan house, numa"
+            " universidade). Tente de novo em até 15 minutos, ou entre por um navegador em que"
+            " você já entrou antes."
+        )
     if exc.code == "rate_limited":
         return FormError(
-            "name", "Muitas tentativas erradas: espere alguns minutos e tente de novo."
+            "name", "Muitas tentativas erradas nesta conta: tente de novo em até 15 minutos."
         )
     if exc.code == "bad_credentials":
         return FormError("password", "Nome ou senha incorretos.")

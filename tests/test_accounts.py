@@ -390,10 +390,13 @@ async def test_a_name_locked_from_one_address_still_logs_in_from_another(
     await signup(client, "bob")
     pool = client.app[POOL]
 
+    scopes: list[str | None] = []
+
     async def login(name: str, password: str, remote: str) -> str:
         try:
             await accounts.authenticate(pool, name, password, remote, accounts.MINIMUM)
         except accounts.AccountError as exc:
+            scopes.append(exc.scope)
             return exc.code
         return "ok"
 
@@ -415,6 +418,9 @@ async def test_a_name_locked_from_one_address_still_logs_in_from_another(
         assert await login(f"nobody{n}", "wrong pass 1", "10.0.2.1") == "bad_credentials"
     assert await login("bob", "correct horse 42", "10.0.2.1") == "rate_limited"
     assert await login("bob", "correct horse 42", "10.0.2.2") == "ok"
+    # the name's limits say so; the address's says it is everyone's there (a lan house's
+    # players were told "too many failed logins" for the others' mistakes)
+    assert [s for s in scopes if s is not None] == ["name", "name", "address"]
 
 
 async def test_strangers_cannot_lock_a_player_out_of_a_browser_they_logged_in_from(

@@ -202,6 +202,35 @@ async def test_the_login_form_lets_the_owner_in_from_a_browser_they_used_while_l
     assert await login_form() == 303
 
 
+async def test_the_login_form_says_whose_mistakes_an_address_limit_counts(
+        client: Client) -> None:
+    # 25 players of a lan house behind one address: 30 wrong passwords among them, and the next
+    # one, right password and all, was told "Muitas tentativas erradas: espere alguns minutos"
+    pool = client.app[POOL]
+    status, _ = await post_signup(client, name="lan_01", password=PASSWORD, password2=PASSWORD)
+    assert status == 303
+    client.session.cookie_jar.clear()  # a browser the house does not know
+    remote = "127.0.0.1"  # the test client's address
+    await pool.executemany(
+        "INSERT INTO login_attempts (name_lower, remote, succeeded) VALUES ($1, $2, false)",
+        [(f"lan_{n:02d}", remote) for n in range(2, 2 + accounts.MAX_FAILURES_PER_REMOTE)])
+    token = await csrf(client)
+    resp = await client.post("/login", data={"csrf": token, "name": "lan_01",
+                                             "password": PASSWORD},
+                             headers={"Accept": "text/html"}, allow_redirects=False)
+    assert resp.status == 429 and resp.headers["Retry-After"] == "900"
+    said = " ".join(alerts(await resp.text()).values())
+    assert said.startswith("Muitas tentativas erradas a partir desta rede nos últimos 15"
+                           " minutos: contam as de todos que usam o mesmo endereço")
+    assert "Tente de novo em até 15 minutos" in said
+    # the API says it too, in its own words
+    resp = await client.post("/api/login", json={"name": "lan_01", "password": PASSWORD},
+                             headers={"X-CSRF-Token": await csrf(client)})
+    body = await resp.json()
+    assert (resp.status, body["error"]) == (429, "rate_limited")
+    assert "from this network address" in body["message"]
+
+
 async def test_an_invitation_opened_signed_out_says_it_is_one(client: Client) -> None:
     """A friend's invite link, opened signed out, said only "Entre ou crie uma conta para ver
     esta página", nothing of an invitation (a new player's review). It says so now, looks up

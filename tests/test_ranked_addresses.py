@@ -67,6 +67,10 @@ async def test_two_accounts_from_one_address_are_never_paired(proxied: House) ->
     for _ in range(6):  # the whole widening, and then some: both keep their pages open
         await house.clock.advance(20)
         assert await state(main) == "queued" and await state(feeder) == "queued"
+    # each is told why (a lan house's room saw "2 esperando" and waited, never told)
+    notice = (await main.json("/api/ranked/queue"))["queue"]["notice"]
+    assert notice.startswith("Quem mais espera nesta fila joga da mesma rede que você")
+    assert notice.endswith("a partida sai quando entrar alguém de outra rede.")
     # someone elsewhere meets the one who waited longest
     other = await player(house, "other", "198.51.100.7")
     await other.json("/api/ranked/queue", QUEUE)

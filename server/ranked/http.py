@@ -48,6 +48,7 @@ from server.live.api import (
 from server.live.model import TableKind, abandon_limit
 from server.pages import _login_wall, back_to, decimal_pt, local_time, render
 from server.ranked import arena_results, glicko2, ledger, ratings, review
+from server.ranked.matchmaking import apart
 from server.ranked.penalties import Decision, RecordStatus
 from server.ranked.service import (
     INVITATION_LIFETIME,
@@ -425,6 +426,13 @@ def _range_notice(service: RankedService, user: int) -> str | None:
     others = [t for t in service.matchmaker.tickets if t.key == ticket.key and t != ticket]
     if not others:
         return "Ninguém mais está nesta fila agora: a partida sai quando outros jogadores entrarem."
+    # players of one address never meet (docs/RANKED.md): a room of a lan house queued together
+    # saw "N esperando" and waited, never told why
+    others = [t for t in others if apart(ticket, t, service.addresses)]
+    if not others:
+        return ("Quem mais espera nesta fila joga da mesma rede que você (o mesmo endereço), e a"
+                " casa nunca junta numa partida ranqueada jogadores de um mesmo endereço: a"
+                " partida sai quando entrar alguém de outra rede.")
     window = service.matchmaker.window
     width = window.width(service.clock.now() - ticket.joined_at)
     if any(abs(t.rating - ticket.rating) <= width for t in others):
