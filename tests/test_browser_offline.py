@@ -85,3 +85,50 @@ async def test_a_silent_socket_is_pinged_then_given_up(
     await expect(status).to_have_attribute("data-state", "connected", timeout=15_000)
     assert any(i in silenced for i in pings) and len(sockets) > len(silenced)
     assert "reconnecting" in await page.evaluate("() => window.seenStates")
+
+
+async def test_a_move_into_a_stalled_link_says_the_link_is_slow(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a review's stalled link: the card tapped stayed busy and the page said "Conectado" for
+    # 22 s (a ping only after 10 s of silence, the socket given up 10 s later) while the clock
+    # ran out. A move unanswered for 3 s now asks at once, and the page says the link is slow
+    page = await new_page(browser, live_server, PHONE)
+    await signup(page, live_server, "rede_lenta")
+    silent = asyncio.Event()
+    pinged: list[float] = []
+    moved: list[float] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(text: str | bytes) -> None:
+            kind = json.loads(text)["type"]
+            now = asyncio.get_running_loop().time()
+            if kind == "action" and not moved:
+                moved.append(now)
+                silent.set()  # from this move on, the link stalls: nothing reaches the page
+            elif kind == "ping" and silent.is_set():
+                pinged.append(now)
+            server.send(text)
+
+        def from_server(text: str | bytes) -> None:
+            if not silent.is_set():
+                ws.send(text)
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+
+    await page.route_web_socket("**/ws/tables/**", route)
+    await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')
+    accept = page.locator('#actions button[data-action="accept"]:not([disabled])')
+    await expect(playable.or_(accept).first).to_be_visible(timeout=15_000)
+    await playable.or_(accept).first.click()
+    status = page.locator("#conn-status")
+    await expect(status).to_have_attribute("data-state", "slow", timeout=6_000)
+    await expect(status).to_have_text("Conexão lenta: a sua jogada ainda não chegou à mesa…")
+    assert moved and pinged and pinged[0] - moved[0] < 6.0  # asked at once, not after 10 s
+    # still silent: given up 10 s after the ping, and back on a new socket, as ever
+    await expect(status).to_have_attribute("data-state", "reconnecting", timeout=15_000)

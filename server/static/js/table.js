@@ -63,6 +63,7 @@ const state = {
   offsetMs: 0, // server clock minus ours
   nextId: 1,
   inFlight: null, // id of the action we wait an answer for
+  inFlightAt: 0, // when it left (performance.now()): unanswered for SLOW_MS, the link is slow
   reconnectDelay: 250,
   reconnectTimer: null,
   summaryHand: null,
@@ -144,6 +145,7 @@ function connect() {
   socket.addEventListener("message", (event) => {
     if (state.socket !== socket) return; // superseded (given up, or replaced): no news
     socket.heard = performance.now();
+    if ($("conn-status").dataset.state === "slow") setConn("connected", "Conectado");
     let message;
     try {
       message = JSON.parse(event.data);
@@ -230,6 +232,10 @@ function reconnectLater() {
 // DEAD_MS; the browser's `offline` gives it up at once, and `online` reconnects without waiting.
 const QUIET_MS = 10_000;
 const DEAD_MS = 20_000;
+// a move unanswered this long (a stalled link: a review's page said "Conectado" for 22 s while a
+// tapped card stayed busy and the clock ran out): the page asks at once, and says so
+const SLOW_MS = 3_000;
+const SLOW_TEXT = "Conexão lenta: a sua jogada ainda não chegou à mesa…";
 const OFFLINE_TEXT = "Sem internet: a mesa volta sozinha quando a conexão voltar.";
 
 function giveUp(socket, text) {
@@ -254,13 +260,17 @@ setInterval(() => {
   if (!socket || !state.opened || socket.readyState !== WebSocket.OPEN) return;
   const now = performance.now();
   const asked = socket.pinged !== undefined && socket.pinged > socket.heard;
+  // a move sent and nothing heard since for SLOW_MS: the link is stalled, or slow
+  const stalled = state.inFlight !== null && state.inFlightAt > socket.heard
+    && now - state.inFlightAt > SLOW_MS;
   // given up only once a ping went unanswered (a tab whose timers slept past DEAD_MS asks first)
   if (asked && now - socket.pinged > DEAD_MS - QUIET_MS) giveUp(socket, "Conexão perdida: reconectando…");
-  else if (!asked && now - socket.heard > QUIET_MS) {
+  else if (!asked && (stalled || now - socket.heard > QUIET_MS)) {
     socket.pinged = now;
     send({ type: "ping" });
   }
-}, 2000);
+  if (stalled && $("conn-status").dataset.state === "connected") setConn("slow", SLOW_TEXT);
+}, 1000);
 
 // the invite link, copied whole (a phone showed a few of its characters in a read-only field)
 $("invite-copy").addEventListener("click", async () => {
@@ -976,6 +986,7 @@ function act(action, event = null) {
   if (send({ type: "action", id, hand: state.viewHand, last_seq: state.lastSeq, action })) {
     moveTouch = byTouch(event) ? { ...lastPress } : null;
     state.inFlight = id;
+    state.inFlightAt = performance.now();
     state.errorMarks.set(id, errorMark());
     render();
   } else {
