@@ -476,3 +476,26 @@ async def test_an_exempt_record_on_me_says_its_own_reason(
     await expect(page.locator(f"#record-{restart.id}-cost")).to_contain_text("Derrota")
     await screenshot(page, "me-exempt-records")
     await page.context.close()
+
+
+async def test_a_2x2_envido_names_who_sang_and_who_said_son_buenas(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # an Argentine player's review: the log read "Você 2, Robô 2 25, ...; os outros: son
+    # buenas", numbers run into the bots' names and the quiet players unnamed
+    state = new_match(MatchConfig(Variant.ARGENTINO, 4, TeamMode.VOTE), first_dealer=0)
+    hands = [["7D", "4H", "2S"],   # me: no two of a suit, 7
+             ["5S", "QS", "3H"],   # mano: 25, sung
+             ["7C", "4C", "6H"],   # my partner: 31, sung
+             ["JH", "KH", "AD"]]   # 20: does not beat 31, son buenas
+    state, _ = start_hand(state, dealt(0, hands))
+    table = ReviewTable(state, seat=0, names=["tanto_eu", "bot1", "bot2", "bot3"],
+                        script=[[Action(2, ActionKind.ACCEPT)]])
+    page = await open_table(live_server, browser, table, "tanto_eu")
+    assert table.ws is not None
+    table.play(table.ws, Action(1, ActionKind.ENVIDO))
+    await page.get_by_role("button", name="Quiero (envido)", exact=True).click()
+    await expect(page.locator("#log")).to_contain_text(
+        "Envido querido (envido): Robô 2 com 25, Robô 3 (parceiro) com 31; você e Robô 4:"
+        " son buenas.")
+    await page.context.close()
