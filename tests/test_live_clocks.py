@@ -478,6 +478,54 @@ async def test_back_in_an_empty_seat_the_pending_decision_has_the_full_clock(
         await bia.close()
 
 
+async def test_coming_back_again_and_again_is_one_full_clock_until_the_seat_acts(
+        live: Live, vclock: VirtualClock) -> None:
+    # a review: an absent player who reconnected every 19 s had the full clock started again at
+    # each return, the clock never acted, and the table waited for ever (at ranked no empty-seat
+    # rule ends it). One full clock per absence: the next return gives nothing more until an
+    # action is taken for the seat, which counts toward the limit as ever
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.send_entropy = False
+        seat.autoplay = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat)
+        watcher = await connect(bia, tid, None)
+        actor = live.house.tables[tid]
+
+        def hers() -> list[float]:
+            return [d.at for d in actor.deadlines.values() if d.seat == 0 and not d.team_vote]
+
+        await run_clock(vclock, watcher, 0.5,
+                        lambda: actor.automatic_streak(0) >= 1 and bool(hers()))
+        await seat.ws.close()
+        await drain(watcher)
+        streak = actor.automatic_streak(0)
+        first = await connect(ana, tid, 0)
+        first.send_entropy = first.autoplay = False
+        await drain(first)
+        granted = vclock.now() + 20.0
+        assert hers() == [granted]
+        await vclock.advance(19.0)
+        await drain(watcher)
+        await first.ws.close()
+        await drain(watcher)
+        again = await connect(ana, tid, 0)  # back again before her clock ran out
+        again.send_entropy = again.autoplay = False
+        await drain(again)
+        assert hers() == [granted]  # not started again
+        await vclock.advance(1.5)  # the clock acts at the granted deadline
+        await drain(again)
+        assert actor.automatic_streak(0) == streak + 1
+    finally:
+        await ana.close()
+        await bia.close()
+
+
 async def test_operator_listing_access(live: Live) -> None:
     ana, olga = await players(live.base, "ana", "olga")
     try:

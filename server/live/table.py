@@ -468,6 +468,10 @@ class TableActor:
         # absent seats whose player came back to an empty seat: their next decision gets the
         # full clock, once (`open_connection`), not the 2 s of absence
         self.back_in_seat: set[int] = set()
+        # absent seats given that full clock since their last action (their own or the clock's):
+        # one per absence, however often the connection comes and goes (a player reconnecting
+        # every 19 s held a table for ever: a review)
+        self.granted_back: set[int] = set()
         # each seat's last action (its own or the clock's): the number of the event that told
         # it; a move chosen on an earlier event is stale (`act`)
         self.acted_seq: dict[int, int] = {}
@@ -819,7 +823,11 @@ class TableActor:
         2 s clock would act for them (and, at the limit, forfeit the match) before they saw
         their cards. Their next decision, the one pending now if there is one, gets the full
         clock, once; they stay absent until they act (RULES.md), as a restart's returning
-        players do (docs/RULE_DECISIONS.md 22, 23)."""
+        players do (docs/RULE_DECISIONS.md 22, 23). Once until the seat's next action: coming
+        back again before it gives nothing more."""
+        if seat in self.granted_back:
+            return
+        self.granted_back.add(seat)
         self.back_in_seat.add(seat)
         state = self.state
         if state is None or state.hand_over or state.outcome is not None:
@@ -1080,6 +1088,7 @@ class TableActor:
         self.state = None
         self.absent.clear()
         self.back_in_seat.clear()
+        self.granted_back.clear()
         self.streaks.clear()
         self.house.metrics.live_tables.inc()
         self._log("match_started", match=self.match_number)
@@ -1457,6 +1466,7 @@ class TableActor:
         self._forfeit = None
         self.absent.clear()  # as after a restart: absence is not written, every clock in full
         self.back_in_seat.clear()
+        self.granted_back.clear()
         self.seq += 1  # events before this point are not replayed: a catch-up gets a snapshot
         self.history.clear()
         self.house.metrics.table_reloads.inc()
@@ -1661,6 +1671,7 @@ class TableActor:
         if clears_absence:
             self.absent.discard(seat)
             self.back_in_seat.discard(seat)
+            self.granted_back.discard(seat)
             self.streaks.pop(seat, None)
         if new_state.hand_over or new_state.outcome is not None:
             self._cancel_timers()
@@ -1889,6 +1900,7 @@ class TableActor:
         metrics.automatic_actions.inc()
         self._ahead = True  # a failed write below re-reads the streak and absence (`_run`)
         self.absent.add(seat)
+        self.granted_back.discard(seat)  # an action for the seat: a return may be granted again
         streak.count += 1
         if streak.started_at is None:
             streak.started_at = now
@@ -2071,6 +2083,7 @@ class TableActor:
         self.empty_deadlines.clear()
         self.absent.clear()
         self.back_in_seat.clear()
+        self.granted_back.clear()
         self.returning.clear()
         forfeit_seat, forfeit_trigger, evidence = (
             self._forfeit if self._forfeit is not None else (None, None, []))
@@ -2117,6 +2130,7 @@ class TableActor:
         await self._seat_event(seat, SeatEventKind.BACK, {})
         self.absent.discard(seat)
         self.back_in_seat.discard(seat)
+        self.granted_back.discard(seat)
         for kind in PendingKind:
             running = self.deadlines.pop((kind.value, seat), None)
             if running is not None:
