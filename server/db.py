@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,21 +227,51 @@ LOG_SETTINGS = ("logging_collector = on", f"log_directory = '{LOG_FOLDER}'",
 START_LOG_KEPT = 1 << 20  # bytes of the start's output file (`log`) kept before it moves aside
 
 
-def keep_log_bounded(pgdata: Path) -> None:
+def keep_log_bounded(pgdata: Path, now: float | None = None) -> None:
     """The package starts PostgreSQL with its output appended to one file (`pg_ctl -l log`),
     never rotated: a house's whole history, errors and checkpoints, in one file that only grows
     (and the package reads all of it into its message when a start fails). PostgreSQL's own
     collector keeps the log instead, a week of it, one file a weekday; the start's output file
     then holds only what comes before the collector (why a start failed), and once past
-    `START_LOG_KEPT` it becomes `log.old` (the one before is dropped)."""
+    `START_LOG_KEPT` it becomes `log.old` (the one before is dropped).
+
+    The settings are written once, each only where the operator's own `postgresql.conf` does
+    not set it already. PostgreSQL empties a weekday's file only when it rotates into it at
+    midnight, never at a start: a house stopped every night would append to last week's file
+    for ever. So before each start, a file not written for six days is deleted, and today's
+    file when it was last written another day."""
     conf = pgdata / "postgresql.conf"
-    if LOG_SETTINGS_NOTE not in conf.read_text().splitlines():
+    lines = conf.read_text().splitlines()
+    if LOG_SETTINGS_NOTE not in lines:
+        set_here = {line.split("=", 1)[0].strip() for line in lines
+                    if "=" in line and not line.lstrip().startswith("#")}
+        missing = [s for s in LOG_SETTINGS if s.split("=", 1)[0].strip() not in set_here]
         with conf.open("a") as out:  # once: an operator's later edits of these lines stand
-            out.write("\n" + "\n".join((LOG_SETTINGS_NOTE, *LOG_SETTINGS)) + "\n")
+            out.write("\n" + "\n".join((LOG_SETTINGS_NOTE, *missing)) + "\n")
+    _prune_collected(pgdata / LOG_FOLDER, time.time() if now is None else now)
     start_log = pgdata / "log"
     with contextlib.suppress(FileNotFoundError):
         if start_log.stat().st_size > START_LOG_KEPT:
             start_log.replace(pgdata / "log.old")
+
+
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")  # PostgreSQL's %a, any locale
+
+
+def _prune_collected(folder: Path, now: float) -> None:
+    today = time.localtime(now)
+    todays = f"postgresql-{_WEEKDAYS[today.tm_wday]}.log"
+    try:
+        files = [f for f in folder.iterdir() if f.is_file()]
+    except OSError:  # no collector folder yet
+        return
+    for f in files:
+        with contextlib.suppress(OSError):
+            written = f.stat().st_mtime
+            stale = now - written > 6 * 86400 or (
+                f.name == todays and time.localtime(written)[:3] != today[:3])
+            if stale:
+                f.unlink()
 
 
 def house_settings(pgdata: Path) -> None:

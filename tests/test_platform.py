@@ -33,6 +33,7 @@ from server.db import (
     MigrationError,
     forget_dead_users,
     forget_stale_postmaster,
+    keep_log_bounded,
     load_migrations,
     migrate,
 )
@@ -342,6 +343,43 @@ async def test_the_embedded_servers_log_is_kept_a_week_and_its_start_log_moves_a
     assert (pgdata / "log").stat().st_size < 4096
     conf = (pgdata / "postgresql.conf").read_text().splitlines()
     assert conf.count(LOG_SETTINGS_NOTE) == 1
+
+
+def test_the_log_settings_respect_the_operators_and_old_weekday_files_go(
+        tmp_path: Path) -> None:
+    """Settings an operator wrote stand (the block only adds what is not set), and a weekday's
+    file PostgreSQL would append to (it empties one only when rotating into it at midnight,
+    never at a start: a house stopped every night) goes before the start, as does any file not
+    written for six days."""
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    conf = pgdata / "postgresql.conf"
+    conf.write_text("#logging_collector = off\nlog_directory = 'mine'   # the operator's\n"
+                    "log_rotation_age = 1h\n")
+    folder = pgdata / LOG_FOLDER
+    folder.mkdir()
+    now = time.mktime((2026, 12, 7, 9, 0, 0, 0, 0, -1))  # a Monday, 09:00 local time
+    day = 86400.0
+    files = {"postgresql-Mon.log": now - 7 * day,  # last Monday's: today's name, another day
+             "postgresql-Sun.log": now - 0.5 * day,  # yesterday evening's: kept
+             "postgresql-Wed.log": now - 5 * day,  # kept: a week not over
+             "postgresql-Tue.log": now - 6.5 * day}  # not written for six days: goes
+    for name, written in files.items():
+        (folder / name).write_text("x\n")
+        os.utime(folder / name, (written, written))
+    keep_log_bounded(pgdata, now=now)
+    assert sorted(f.name for f in folder.iterdir()) == ["postgresql-Sun.log",
+                                                        "postgresql-Wed.log"]
+    lines = conf.read_text().splitlines()
+    assert lines.count(LOG_SETTINGS_NOTE) == 1
+    assert "logging_collector = on" in lines  # only commented out before: added
+    assert [line for line in lines if line.startswith("log_directory")] == [
+        "log_directory = 'mine'   # the operator's"]
+    assert [line for line in lines if line.startswith("log_rotation_age")] == [
+        "log_rotation_age = 1h"]
+    assert "log_truncate_on_rotation = on" in lines
+    keep_log_bounded(pgdata, now=now)  # once only
+    assert conf.read_text().splitlines() == lines
 
 
 def test_serve_says_an_unreachable_database_in_one_line_without_its_password(

@@ -41,6 +41,7 @@ const ENTROPY_RETRIES = 5;
 const ENTROPY_RETRY_MS = { unavailable: 400, rate_limited: 1000, shutting_down: 1000 };
 // a move chosen on a hand that ended before it arrived: refused, changing nothing
 const STALE_MOVE = "A mão mudou antes da sua jogada chegar: nada foi feito, escolha de novo.";
+const STALE_DECISION = "A mesa já tinha agido por você (o relógio) antes desta jogada chegar: nada foi feito, escolha de novo.";
 // the engine events of a seat's own decision: one not marked `automatic` is the player acting
 // themselves, which ends their streak of automatic actions (RULES.md, Clocks)
 const OWN_MOVES = new Set(["card_played", "vote_cast", "raise_requested", "envido_called", "folded"]);
@@ -64,6 +65,7 @@ const state = {
   nextId: 1,
   inFlight: null, // id of the action we wait an answer for
   inFlightAt: 0, // when it left (performance.now()): unanswered for SLOW_MS, the link is slow
+  inFlightHand: null, // the hand it was chosen in
   reconnectDelay: 250,
   reconnectTimer: null,
   summaryHand: null,
@@ -235,7 +237,7 @@ const DEAD_MS = 20_000;
 // a move unanswered this long (a stalled link: a review's page said "Conectado" for 22 s while a
 // tapped card stayed busy and the clock ran out): the page asks at once, and says so
 const SLOW_MS = 3_000;
-const SLOW_TEXT = "Conexão lenta: a sua jogada ainda não chegou à mesa…";
+const SLOW_TEXT = "Conexão lenta: a sua jogada ainda não teve resposta…";
 const OFFLINE_TEXT = "Sem internet: a mesa volta sozinha quando a conexão voltar.";
 
 function giveUp(socket, text) {
@@ -263,8 +265,11 @@ setInterval(() => {
   // a move sent and nothing heard since for SLOW_MS: the link is stalled, or slow
   const stalled = state.inFlight !== null && state.inFlightAt > socket.heard
     && now - state.inFlightAt > SLOW_MS;
+  // the house reads a socket's messages in order: a ping sent after a move waiting on its
+  // database is answered only after it, so a move in flight is given DEAD_MS of its own
+  const moveWaits = state.inFlight !== null && now - state.inFlightAt < DEAD_MS;
   // given up only once a ping went unanswered (a tab whose timers slept past DEAD_MS asks first)
-  if (asked && now - socket.pinged > DEAD_MS - QUIET_MS) giveUp(socket, "Conexão perdida: reconectando…");
+  if (asked && now - socket.pinged > DEAD_MS - QUIET_MS && !moveWaits) giveUp(socket, "Conexão perdida: reconectando…");
   else if (!asked && (stalled || now - socket.heard > QUIET_MS)) {
     socket.pinged = now;
     send({ type: "ping" });
@@ -558,9 +563,13 @@ function handle(message) {
       state.signalsSent.delete(message.id);
       state.errorMarks.delete(message.id);
       if (message.id !== null && message.id === state.backSent) state.backSent = null;
+      // a move refused as stale within the hand it was chosen in: the clock (or a move of
+      // mine before it) acted for my seat first (`last_seq`); across hands, the hand ended
+      const sameHand = message.id !== null && message.id === state.inFlight
+        && state.inFlightHand === state.viewHand;
       if (message.id !== null && message.id === state.inFlight) state.inFlight = null;
       if (entropyHand(message.id) !== null) entropyRefused(entropyHand(message.id), message);
-      else if (message.error === "stale") showError(STALE_MOVE);
+      else if (message.error === "stale") showError(sameHand ? STALE_DECISION : STALE_MOVE);
       else showError(apiMessage(message.error, message.message));
       break;
     case "signal":
@@ -987,6 +996,7 @@ function act(action, event = null) {
     moveTouch = byTouch(event) ? { ...lastPress } : null;
     state.inFlight = id;
     state.inFlightAt = performance.now();
+    state.inFlightHand = state.viewHand;
     state.errorMarks.set(id, errorMark());
     render();
   } else {
