@@ -1369,7 +1369,7 @@ function describeEvent(event, view, handNumber, before = null, byVote = false) {
       log(`${byVote ? teamName(event.team) : seatName(event.seat)} cantou ${envidoChain(event.chain.slice(-1))}!${event.chain.length > 1 ? ` (${envidoChain(event.chain)})` : ""}`);
       break;
     case "envido_accepted":
-      log(`Envido querido (${envidoChain(event.chain)}): ${sungTantos(event.tantos)}${quietTantos(event.tantos, view?.seats ?? seatCount(), "log")}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
+      log(`Envido querido (${envidoChain(event.chain)}): ${sungTantos(event.tantos)}${quietTantos(event.tantos, view?.seats ?? seatCount(), "log", view?.hand?.players)}. ${seatName(event.winner_seat)} ganha ${pointsText(event.points)}.`);
       break;
     case "envido_declined":
       log(`Envido no querido (${envidoChain(event.chain)}): ${teamMid(event.team)} marca ${pointsText(event.points)}.`);
@@ -1414,9 +1414,11 @@ function andList(names) {
  * the log's `; você: son buenas`, the summary's `; o tanto de Robô 2 não foi cantado (son
  * buenas)` (2x2: `; não cantaram o tanto (son buenas): você e Robô 4`).
  */
-function quietTantos(tantos, seats, where) {
-  if (tantos.length >= seats) return "";
-  const silent = [...Array(seats).keys()].filter((seat) => !tantos.some((t) => t.seat === seat));
+function quietTantos(tantos, seats, where, players = []) {
+  // a player gone al mazo does not compete (RULES.md): neither sang nor said son buenas
+  const gone = new Set((players ?? []).filter((p) => p.in_hand === false).map((p) => p.seat));
+  const silent = [...Array(seats).keys()].filter((seat) => !gone.has(seat) && !tantos.some((t) => t.seat === seat));
+  if (!silent.length) return "";
   if (seats !== 2) {
     const names = andList(silent.map(seatMid));
     return where === "log" ? `; ${names}: son buenas` : `; não cantaram o tanto (son buenas): ${names}`;
@@ -1487,6 +1489,8 @@ function showSummary(view, handNumber) {
     const chain = capitalized(envidoChain(hand.envido.chain));
     if (e.accepted) {
       // every tanto the table sang; the others said "son buenas" and are never shown
+      // (the hand's end cannot tell a fold before the envido from one after it: every player
+      // without a sung tanto is named; the log, written as the envido was settled, can)
       const quiet = quietTantos(e.tantos, hand.players.length, "summary");
       parts.push(el("p", { id: "summary-envido" }, `${chain} — querido: `,
         sungTantos(e.tantos), quiet,
@@ -1496,7 +1500,7 @@ function showSummary(view, handNumber) {
         // said on screen too: three cards under the envido line read as the hand's own
         const whose = e.winner_seat === state.seat ? "As suas cartas" : `As cartas de ${seatName(e.winner_seat)}`;
         parts.push(el("p", { class: "small", id: "summary-envido-cards" }, `${whose} no envido:`));
-        parts.push(el("div", { class: "hand small", "aria-labelledby": "summary-envido-cards" },
+        parts.push(el("div", { class: "hand small", role: "group", "aria-labelledby": "summary-envido-cards" },
           shown.map((c) => cardFace(c, v))));
       }
     } else {
