@@ -139,3 +139,26 @@ def test_the_idle_limit_from_the_environment(tmp_path: Path) -> None:
     for bad in ("-5", "1.5", "soon", ""):
         with pytest.raises(ConfigError, match="BARAJAMOS_IDLE_TABLE_MINUTES"):
             from_env({"BARAJAMOS_IDLE_TABLE_MINUTES": bad}, data_dir=tmp_path)
+
+
+async def test_the_sweep_forgets_the_socket_and_invite_limits_of_the_past(
+        live: Live, vclock: VirtualClock) -> None:
+    # a soak: hundreds of users' socket buckets stayed in memory with no socket open (they were
+    # forgotten only every 1,024 sockets opened), as did wrong invite codes
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "paulista", 2, "private")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        await seat.ws.close()
+        status, _ = await bia.post(f"/api/tables/{tid}/join", {"invite": "WRNG-C0DE"})
+        assert status != 200
+        house = live.house
+        assert house.connects.buckets and house.invite_guesses.wrong
+        settings = house.settings
+        passed = max(settings.connect_burst * settings.connect_interval, 600.0)
+        await vclock.advance(passed + 61.0)  # both windows passed, and a sweep since
+        assert house.connects.buckets == {} and house.invite_guesses.wrong == {}
+    finally:
+        await ana.close()
+        await bia.close()

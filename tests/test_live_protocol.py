@@ -21,7 +21,7 @@ from server.app import POOL
 from server.clock import VirtualClock
 from server.live.model import LiveError, LiveSettings
 from server.live.seeds import SealedKind, SealError, unseal
-from server.live.ws import Connection
+from server.live.ws import Connection, forget_tracebacks
 from tests.conftest import AppFactory, cyclic_garbage
 from tests.test_live_helpers import (
     Live,
@@ -824,3 +824,40 @@ async def test_seeds_are_sealed_at_rest(live: Live) -> None:
             tid, number) is None  # revealed in the record: nothing left to keep secret
     finally:
         await ana.close()
+
+
+def test_a_dropped_sockets_close_error_leaves_no_cycle() -> None:
+    """aiohttp keeps the error of a close written to a dead connection on the socket, raised
+    while it handled the end of the stream: both tracebacks hold frames that hold the socket (a
+    soak found 30 such sockets, 7 frames each, kept by the house's collector). As the handler
+    lets the socket go, it lets go of those tracebacks (`forget_tracebacks`)."""
+
+    class Socket:
+        def __init__(self) -> None:
+            self.error: BaseException | None = None
+
+        def receive(self) -> None:
+            try:
+                raise EOFError("the stream ended")
+            except EOFError:
+                self.close()
+
+        def close(self) -> None:
+            try:
+                raise ConnectionResetError("cannot write to a closing transport")
+            except ConnectionResetError as exc:
+                self.error = exc  # its traceback holds this frame, which holds `self`
+
+    def dropped(forget: bool) -> list[object]:
+        with cyclic_garbage() as garbage:
+            ws = Socket()
+            ws.receive()
+            chained = ws.error is not None and ws.error.__context__ is not None
+            if forget:
+                forget_tracebacks(ws.error)
+            del ws
+        assert chained
+        return garbage
+
+    assert any(isinstance(o, Socket) for o in dropped(forget=False))  # the cycle
+    assert dropped(forget=True) == []

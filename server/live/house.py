@@ -92,10 +92,12 @@ class ConnectLimiter:
             self.buckets[key] = (tokens - 1.0, now)
             self._admitted += 1
             if self._admitted % 1024 == 0:
-                self._forget_full(now, settings)
+                self.forget_full(now, settings)
         return 0.0
 
-    def _forget_full(self, now: float, settings: LiveSettings) -> None:
+    def forget_full(self, now: float, settings: LiveSettings) -> None:
+        """Forget the buckets full again (every 1,024 admissions, and at the house's minutely
+        sweep: a soak found hundreds kept after the sockets had all gone)."""
         full = settings.connect_burst * settings.connect_interval
         for key, (tokens, then) in list(self.buckets.items()):
             if tokens + (now - then) / settings.connect_interval >= settings.connect_burst \
@@ -149,10 +151,15 @@ class InviteGuesses:
             log.warning("invite_guesses", extra={"user": user_id, "wrong": len(times)})
         self._counted += 1
         if self._counted % 1024 == 0:  # forget now and then the users whose window passed
-            for user, kept in list(self.wrong.items()):
-                if not kept or now - kept[-1] >= self.window:
-                    del self.wrong[user]
+            self.forget_passed(now)
         return False
+
+    def forget_passed(self, now: float) -> None:
+        """Forget the users whose wrong codes all left the window (every 1,024 wrong codes, and
+        at the house's minutely sweep)."""
+        for user, kept in list(self.wrong.items()):
+            if not kept or now - kept[-1] >= self.window:
+                del self.wrong[user]
 
 
 class HouseBusy(RuntimeError):
@@ -500,13 +507,17 @@ class House:
 
     def _sweep(self) -> None:
         """Every minute: each table unwatched for `idle_table_close` is told to close (it checks
-        again on its own actor, where the decision is its own)."""
+        again on its own actor, where the decision is its own), and the socket and invite-code
+        limits forget what has passed."""
         if self.shutting_down:
             return
         now, limit = self.clock.now(), self.config.idle_table_close
         for actor in list(self.tables.values()):
             if actor.idle_for(now) >= limit:
                 actor.post(actor.close_idle)
+        # and the per-user limits' memory of what has passed
+        self.connects.forget_full(now, self.settings)
+        self.invite_guesses.forget_passed(now)
         self._schedule_sweep()
 
     async def close_sockets(self) -> None:
