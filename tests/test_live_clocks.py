@@ -18,7 +18,7 @@ from server.clock import VirtualClock
 from server.live import table as live_table
 from server.live.model import TableKind, abandon_limit
 from server.live.recovery import reread
-from server.live.table import ms
+from server.live.table import TableActor, ms
 from tests import test_live_helpers as live_helpers
 from tests.conftest import AppFactory
 from tests.test_live_fixes import act
@@ -111,6 +111,35 @@ async def idle_at_training(player: Player, vclock: VirtualClock) -> tuple[str, S
     await vclock.advance(3.0)
     await drain(idle)
     return tid, idle
+
+
+async def gone_from_training(player: Player, watcher: Player,
+                             live: Live) -> tuple[str, TableActor, SeatClient]:
+    """A Paulista 1x1 training match of `player` (seat 0) started, their connection lost right
+    after it (the bot plays on, the clock acts for them), `watcher` a spectator reading the
+    table's events: the table's id, its actor and the spectator's client."""
+    table = await create_table(player, "paulista", 2, "training")
+    tid = table["id"]
+    seat = await connect(player, tid, 0)
+    seat.send_entropy = False
+    await drain(seat)
+    await player.post(f"/api/tables/{tid}/start")
+    await drain(seat)
+    await seat.ws.close()
+    return tid, live.house.tables[tid], await connect(watcher, tid, None)
+
+
+async def come_back(player: Player, table_id: str) -> SeatClient:
+    """`player` opens their seat 0 again, and does nothing (no move, no entropy)."""
+    back = await connect(player, table_id, 0)
+    back.send_entropy = back.autoplay = False
+    await drain(back)
+    return back
+
+
+def pending_of(actor: TableActor, seat: int = 0) -> list[float]:
+    """When the clocks of `seat`'s own pending decisions run out (a team's vote left out)."""
+    return [d.at for d in actor.deadlines.values() if d.seat == seat and not d.team_vote]
 
 
 def automatic_of(client: SeatClient, seat: int = 0) -> int:
@@ -402,15 +431,7 @@ async def test_back_after_the_limit_the_next_automatic_action_forfeits(
         # Paulista: each automatic action brings the bot at most 1 point (a declined raise, or
         # a hand played out over two of ana's cards), so ana's 10th comes before its 12th. A
         # Mineiro hand is worth 2: the bot won once at 14-0 after 6 hands, before her 10th
-        table = await create_table(ana, "paulista", 2, "training")
-        tid = table["id"]
-        seat = await connect(ana, tid, 0)
-        seat.send_entropy = False
-        await drain(seat)
-        await ana.post(f"/api/tables/{tid}/start")
-        await drain(seat)
-        await seat.ws.close()  # ana's connection is lost; the bot plays on
-        watcher = await connect(bia, tid, None)  # a spectator, to read the table's events
+        tid, _, watcher = await gone_from_training(ana, bia, live)
 
         def streak() -> int:
             return max([m["automatic"] for m in watcher.received
@@ -436,30 +457,14 @@ async def test_back_in_an_empty_seat_the_pending_decision_has_the_full_clock(
     # reconnect, the forfeit 2 s later). Their pending decision now gets the full clock, once
     ana, bia = await players(live.base, "ana", "bia")
     try:
-        table = await create_table(ana, "paulista", 2, "training")
-        tid = table["id"]
-        seat = await connect(ana, tid, 0)
-        seat.send_entropy = False
-        await drain(seat)
-        await ana.post(f"/api/tables/{tid}/start")
-        await drain(seat)
-        await seat.ws.close()  # ana's connection is lost; the bot plays on
-        watcher = await connect(bia, tid, None)
-        actor = live.house.tables[tid]
-
-        def hers() -> list[float]:
-            return [d.at for d in actor.deadlines.values() if d.seat == 0 and not d.team_vote]
-
+        tid, actor, watcher = await gone_from_training(ana, bia, live)
         # past the limit, with a decision of hers pending (on its 2 s clock)
         await run_clock(vclock, watcher, 0.5,
-                        lambda: actor.automatic_streak(0) >= 10 and bool(hers()))
-        assert watcher.over is None and hers()[0] <= vclock.now() + 2.0
+                        lambda: actor.automatic_streak(0) >= 10 and bool(pending_of(actor)))
+        assert watcher.over is None and pending_of(actor)[0] <= vclock.now() + 2.0
         returned_at = vclock.now()
-        back = await connect(ana, tid, 0)
-        back.send_entropy = False
-        back.autoplay = False
-        await drain(back)
-        assert hers() == [returned_at + 20.0]  # the full clock, once
+        back = await come_back(ana, tid)
+        assert pending_of(actor) == [returned_at + 20.0]  # the full clock, once
         clocks = await watcher.until("clocks", react=False)
         assert (clocks["reason"], clocks["seat"]) == ("returned", 0)
         assert [p["deadline_ms"] for p in clocks["pending"] if p["seat"] == 0] == [
@@ -486,38 +491,19 @@ async def test_coming_back_again_and_again_is_one_full_clock_until_the_seat_acts
     # action is taken for the seat, which counts toward the limit as ever
     ana, bia = await players(live.base, "ana", "bia")
     try:
-        table = await create_table(ana, "paulista", 2, "training")
-        tid = table["id"]
-        seat = await connect(ana, tid, 0)
-        seat.send_entropy = False
-        seat.autoplay = False
-        await drain(seat)
-        await ana.post(f"/api/tables/{tid}/start")
-        await drain(seat)
-        watcher = await connect(bia, tid, None)
-        actor = live.house.tables[tid]
-
-        def hers() -> list[float]:
-            return [d.at for d in actor.deadlines.values() if d.seat == 0 and not d.team_vote]
-
+        tid, actor, watcher = await gone_from_training(ana, bia, live)
         await run_clock(vclock, watcher, 0.5,
-                        lambda: actor.automatic_streak(0) >= 1 and bool(hers()))
-        await seat.ws.close()
-        await drain(watcher)
+                        lambda: actor.automatic_streak(0) >= 1 and bool(pending_of(actor)))
         streak = actor.automatic_streak(0)
-        first = await connect(ana, tid, 0)
-        first.send_entropy = first.autoplay = False
-        await drain(first)
+        first = await come_back(ana, tid)
         granted = vclock.now() + 20.0
-        assert hers() == [granted]
+        assert pending_of(actor) == [granted]
         await vclock.advance(19.0)
         await drain(watcher)
         await first.ws.close()
         await drain(watcher)
-        again = await connect(ana, tid, 0)  # back again before her clock ran out
-        again.send_entropy = again.autoplay = False
-        await drain(again)
-        assert hers() == [granted]  # not started again
+        again = await come_back(ana, tid)  # back again before her clock ran out
+        assert pending_of(actor) == [granted]  # not started again
         await vclock.advance(1.5)  # the clock acts at the granted deadline
         await drain(again)
         assert actor.automatic_streak(0) == streak + 1
