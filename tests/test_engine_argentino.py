@@ -179,6 +179,16 @@ class TestMazo:
         state = do(state, 2, "fold")  # the whole team is gone
         assert state.score == (0, 2) and state.hand_over
 
+    def test_after_a_tie_the_seat_that_led_it_leads_again_not_mano(self) -> None:
+        hands = [["4C", "5C", "6C"], ["3C", "5H", "6H"], ["3H", "5S", "6S"], ["4D", "5D", "6D"]]
+        state = do(begin("argentino", hands), 0, "fold")  # mano folds: seat 1 leads round 1
+        state = steps(state, (1, "play", "3C"), (2, "play", "3H"), (3, "play", "4D"))
+        hand = state.hand
+        assert hand is not None and not state.hand_over
+        assert len(hand.rounds) == 1 and hand.rounds[0].winner_team is None  # 3 against 3: parda
+        assert hand.turn == 1  # the tied round's leader, not mano
+        assert legal_actions(state, 1)
+
     def test_a_folded_seat_does_not_compete_for_envido(self) -> None:
         state = steps(begin("argentino", FOUR), (0, "fold"), (1, "envido"), (2, "accept"))
         assert state.score == (0, 2)  # 30 beats seat 2's 5 and seat 3's 6; 33 folded

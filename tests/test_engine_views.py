@@ -84,6 +84,19 @@ def test_a_covered_card_is_known_to_its_owner_only_also_after_the_hand() -> None
     }
 
 
+def test_a_covered_card_is_hidden_from_the_partner_too() -> None:
+    state = steps(
+        begin("paulista", FOUR, vira="7C"),
+        (0, "play", "3C"), (1, "play", "4H"), (2, "play", "AC"), (3, "play", "AH"),
+    )  # seat 0's 3 takes round 1 and leads round 2
+    state = do(state, 0, "play", "4D", covered=True)
+    assert parse_card("4D") in hidden_cards_for(state, 2)  # the partner
+    assert "4D" not in _faces(view(state, 2))
+    covered = {"seat": 0, "card": None, "covered": True}
+    assert view(state, 2)["hand"]["table"] == [covered]
+    assert view(state, 0)["hand"]["table"] == [{**covered, "card": "4D"}]
+
+
 def test_mao_de_ferro_hides_even_ones_own_cards() -> None:
     state = begin("paulista", [["3C", "2C", "4D"], ["4H", "5H", "6H"]], vira="7C", score=(11, 11))
     for seat in (0, 1, None):
@@ -178,7 +191,7 @@ def test_next_raise_names_the_step_a_raise_asks_for() -> None:
     steps.append(view(state, 1)["hand"]["next_raise"])
     assert steps == [
         {"name": "truco", "value": 4}, {"name": "seis", "value": 6},
-        {"name": "dez", "value": 10}, {"name": "doze", "value": 12}, None,
+        {"name": "nove", "value": 10}, {"name": "doze", "value": 12}, None,
     ]
     # a truco answered with envido first: once the envido is settled, a raise asks for the step
     # above that truco (it said truco, which was already asked)

@@ -260,6 +260,13 @@ def test_a_broken_link_even_with_a_valid_signature(table):
     assert ("table mesa-t hand 3", CheckName.SIGNATURE) not in failed(report)
 
 
+def test_hand_1_must_carry_the_genesis_prev(table):
+    first = resign(table.records[0], prev="ab" * 32)
+    report = check_chain([first], pinned=[KEY])
+    assert ("table mesa-t hand 1", CheckName.LINK) in failed(report)
+    assert "genesis" in report.entries[0].check(CheckName.LINK).reason
+
+
 def test_a_seed_outside_the_committed_chain_is_caught(table):
     records = list(table.records)
     fresh = bytes(range(32))
@@ -290,6 +297,22 @@ def test_match_continuity_is_checked(table):
     assert (f"table mesa-t hand {index + 1}", CheckName.MATCH) in failed(report)
     reason = report.entries[index].check(CheckName.MATCH).reason
     assert "is not the previous score_after" in reason
+
+
+def test_a_wrong_dealer_by_rotation_fails_the_dealer_and_the_match_checks(table):
+    # either check alone fails the hand, so each must be pinned by itself
+    records = list(table.records)
+    index = next(i for i, r in enumerate(records) if r["dealer"]["by"] == "rotation")
+    dealer = records[index]["dealer"]
+    wrong = (dealer["seat"] + 1) % CONFIG.seats
+    records[index] = resign(records[index], dealer={"seat": wrong, "by": "rotation"})
+    for later in range(index + 1, len(records)):
+        records[later] = resign(records[later], prev=record_hash(records[later - 1]).hex())
+    report = check_chain(records, pinned=[KEY])
+    assert (f"table mesa-t hand {index + 1}", CheckName.DEALER) in failed(report)
+    assert (f"table mesa-t hand {index + 1}", CheckName.MATCH) in failed(report)
+    reason = report.entries[index].check(CheckName.MATCH).reason
+    assert f"the dealer should be seat {dealer['seat']}, not {wrong}" in reason
 
 
 def rechain(records: list[dict[str, Any]], keys: list[Any]) -> list[dict[str, Any]]:
