@@ -230,6 +230,8 @@ async def test_the_end_is_focused_and_scores_are_said(
     log = page.locator("#log")
     await expect(log).to_contain_text(
         "Fim da mão: você marca 3 pontos (decidida nas rodadas). Placar: Você 14 x 5 Robô 2.")
+    # the summary's own sentence (it read "Você marcou 3 pontos: decidida nas rodadas.")
+    await expect(page.locator("#summary-result")).to_have_text("Você marcou 3 pontos nas rodadas.")
     await expect(log).to_contain_text(
         "Fim da partida: Você venceu. Placar final: Você 14 x 5 Robô 2.")
     table.push({"type": "match_over", "termination": "target", "winner": 0, "score": [14, 5],

@@ -149,7 +149,7 @@ async def test_a_vote_is_heard_without_the_question_again(
     await expect(page.locator("#request-votes")).to_contain_text("Votos: Robô 2 votou")
     await page.wait_for_timeout(500)
     asked = [t for t in await heard(page, "request-ask") if "pediu truco" in t]
-    assert asked == ["Você pediu truco! A mão passa a valer 3."], asked
+    assert asked == ["Você pediu truco! Se for aceito, a mão passa a valer 3."], asked
     assert [t for t in await heard(page, "request-votes") if "Votos" in t] == [
         "Votos: Robô 2 votou"]
     await page.context.close()

@@ -81,7 +81,7 @@ async def test_the_summary_shows_the_round_a_declined_truco_cut_short(
     await expect(rounds.nth(1).locator(".round-title")).to_have_text("2ª rodada: não terminou")
     await expect(rounds.nth(1).locator('.card[data-card="4D"]')).to_be_visible()
     await expect(page.locator("#log")).to_contain_text(
-        "Fim da mão: Robô 2 marca 1 ponto (você correu do pedido).")
+        "Fim da mão: Robô 2 marca 1 ponto (você correu do truco).")
     await page.context.close()
 
 

@@ -105,6 +105,34 @@ async def test_a_team_vote_counts_down_and_names_the_raise(
     await page.context.close()
 
 
+class PartnerAway(ReviewTable):
+    """A review table whose seat 2 (my partner, a person) has lost their connection."""
+
+    def table_json(self) -> dict[str, Any]:
+        out = super().table_json()
+        out["players"][2]["connected"] = False
+        return out
+
+
+async def test_a_vote_against_a_disconnected_partner_says_so(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a player's review: my partner's connection went, their vote counted as correr, and the
+    # page asked us to "combinem o voto" with nobody there to agree with
+    table = PartnerAway(paulista_2x2(), seat=0, names=["longe_0", "b1", "ausente", "b3"],
+                        people={2},
+                        script=[[Action(1, ActionKind.RAISE)], [Action(2, ActionKind.DECLINE)]])
+    page = await open_table(live_server, browser, table, "longe_0")
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    await page.get_by_role("button", name="Aceitar").click()
+    turn = page.locator("#turn")
+    await expect(turn).to_contain_text(
+        "ausente (parceiro) está desconectado e o voto dele conta como correr: se ele não voltar"
+        " e votar como você, a dupla corre em ")
+    await assert_counts_down(page, turn.locator(".clock"))
+    await page.context.close()
+
+
 async def test_a_raise_the_team_voted_for_is_the_teams(
     live_server: LiveServer, browser: Browser
 ) -> None:
@@ -122,10 +150,10 @@ async def test_a_raise_the_team_voted_for_is_the_teams(
     await expect(log).not_to_contain_text("(parceiro) pediu seis")
     await expect(log).to_contain_text("pediu truco! (vale 3)")  # a seat's own raise is its own
     # the request box says it as the log does (a review: it credited my raise to my partner)
-    await expect(ask).to_have_text("Nossa dupla pediu seis! A mão passa a valer 6.")
+    await expect(ask).to_have_text("Nossa dupla pediu seis! Se for aceito, a mão passa a valer 6.")
     # and so after a reload, from the view alone (the votes' events are not replayed)
     await page.reload()
-    await expect(ask).to_have_text("Nossa dupla pediu seis! A mão passa a valer 6.")
+    await expect(ask).to_have_text("Nossa dupla pediu seis! Se for aceito, a mão passa a valer 6.")
     await page.context.close()
 
 

@@ -350,6 +350,27 @@ async def test_an_argentino_mazo_says_the_point_for_the_envido_that_could_be_cal
         " ser cantado.")
 
 
+async def test_a_brazilian_decline_names_the_step_run_from(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a player's review: "você correu do pedido" named no call, a truco asked said the hand
+    # "passa a valer" what it is worth only if accepted, and Mineiro's 10 was "dez" (players
+    # call it "nove")
+    state = new_match(MatchConfig(Variant.MINEIRO, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["3C", "3D", "3S"], ["5H", "5D", "6S"]]))
+    table = ReviewTable(state, seat=0, names=["nove_0", "bot"],
+                        script=[[Action(1, ActionKind.RAISE)], [Action(1, ActionKind.DECLINE)]])
+    page = await open_table(live_server, browser, table, "nove_0")
+    await page.get_by_role("button", name="Truco! (vale 4)").click()
+    await expect(page.locator("#request-ask")).to_have_text(
+        "Robô 2 pediu seis! Se for aceito, a mão passa a valer 6.")
+    await page.get_by_role("button", name="Nove! (aumentar para 10)").click()
+    await expect(page.locator("#summary-result")).to_have_text(
+        "Você marcou 6 pontos: Robô 2 correu do nove.")
+    await expect(page.locator("#log")).to_contain_text(
+        "Fim da mão: você marca 6 pontos (Robô 2 correu do nove).")
+
+
 async def test_argentino_words_for_a_declined_truco(
     live_server: LiveServer, browser: Browser
 ) -> None:

@@ -27,7 +27,7 @@ async def test_the_rules_page_says_each_variants_figures(
     assert text_of(page, "ladder-paulista") == (
         "vale 1 → truco (3) → seis (6) → nove (9) → doze (12)")
     assert text_of(page, "ladder-mineiro") == (
-        "vale 2 → truco (4) → seis (6) → dez (10) → doze (12)")
+        "vale 2 → truco (4) → seis (6) → nove (10) → doze (12)")
     assert text_of(page, "ladder-argentino") == (
         "vale 1 → truco (2) → retruco (3) → vale cuatro (4)")
     # RULES.md's envido values (quiero / no quiero): E 2/1, R 3/1, F falta/1, EE 4/2, ER 5/2,

@@ -8,10 +8,10 @@ const RANKS = "4567QJKA23";
 const SUITS = "CHSD";
 // truco/variants.py: the stake ladder, its steps' names, and the special hands
 // (the score making a mão de onze / dez, its name, its value and the points when its team runs)
-const RULES = {
+export const RULES = {
   paulista: { ladder: [1, 3, 6, 9, 12], names: ["truco", "seis", "nove", "doze"],
     special: 11, specialName: "mão de onze", specialValue: 3, specialRun: 1 },
-  mineiro: { ladder: [2, 4, 6, 10, 12], names: ["truco", "seis", "dez", "doze"],
+  mineiro: { ladder: [2, 4, 6, 10, 12], names: ["truco", "seis", "nove", "doze"],
     special: 10, specialName: "mão de dez", specialValue: 4, specialRun: 2 },
   argentino: { ladder: [1, 2, 3, 4], names: ["truco", "retruco", "vale cuatro"], special: null },
 };

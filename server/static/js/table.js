@@ -12,6 +12,7 @@ import {
   setContributionState, VARIANT_NAME,
 } from "./common.js";
 import { bytesToHex, VERSION, verifyHandRecord, verifySignature } from "./fairness.js";
+import { RULES as LADDERS } from "./moves.js";
 
 const root = document.getElementById("table-root");
 const tableId = root.dataset.tableId;
@@ -1197,7 +1198,7 @@ function handEndReason(result, view) {
     case "declined":
       // said without parentheses: the log puts the reason in parentheses ("Fim da mão: … (…).")
       if (loser === null) return "o pedido foi recusado";
-      return arg ? `${teamMid(loser)} disse no quiero` : `${teamMid(loser)} correu do pedido`;
+      return arg ? `${teamMid(loser)} disse no quiero` : `${teamMid(loser)} correu do ${declinedStep(result, view) ?? "pedido"}`;
     case "ran":
       return `${loser === null ? "quem estava nela" : teamMid(loser)} correu da ${view?.hand?.special_name || "mão de onze"}`;
     case "fold": {
@@ -1214,6 +1215,14 @@ function handEndReason(result, view) {
     default:
       return result.reason;
   }
+}
+
+/** The step a declined raise asked for, by its name ("seis"): the one above the points its
+ * asker scored (RULES.md: declining scores the hand's value before the request). */
+function declinedStep(result, view) {
+  const rules = LADDERS[view?.variant ?? variant()];
+  const step = rules ? rules.ladder.indexOf(result.points) : -1;
+  return step >= 0 ? rules.names[step] ?? null : null;
 }
 
 /** A hand cut off by the end of the match: why. */
@@ -1449,7 +1458,7 @@ function handHeadline(hand, view) {
   add(result.winner_team, result.points, (p) => `${p} na mão (${reason})`);
   if (teams.size === 0) return `Ninguém marcou nesta mão (${reason}).`;
   const lines = [...teams].map(([team, { total, parts }]) => (parts.length === 1 && !envido
-    ? `${teamName(team)} marcou ${pointsText(total)}: ${reason}.`
+    ? `${teamName(team)} marcou ${pointsText(total)}${result.reason === "rounds" ? " nas rodadas" : `: ${reason}`}.`
     : `${teamName(team)} marcou ${pointsText(total)} nesta mão: ${parts.join(" e ")}.`));
   // the envido scored, but the hand itself gave nobody points (cut off, tied, ended by the envido)
   if (result.winner_team === null || result.winner_team === undefined) lines.push(`A mão: ${reason}.`);
@@ -2176,8 +2185,16 @@ function renderTurn(view) {
   }
   const mine = pendingFor(state.seat);
   if (mine.length && mine[0].team_vote) {
-    // both partners voted, differently: each may still change their vote until the clock ends
-    setLive(node, "A sua dupla discorda: combinem o voto — ", clockSpan("my-clock", mine[0].deadline_ms));
+    // both partners voted, differently: each may still change their vote until the clock ends;
+    // a disconnected partner's vote counts as decline (RULES.md): nobody to agree with but them
+    const partner = state.table?.players?.find((p) => p.seat === (state.seat + 2) % 4);
+    if (partner && partner.name !== null && !partner.bot && partner.connected === false) {
+      const arg = variant() === "argentino";
+      setLive(node, `${seatName(partner.seat)} está desconectado e o voto dele conta como ${arg ? "no quiero" : "correr"}: `
+        + `se ele não voltar e votar como você, a dupla ${arg ? "diz no quiero" : "corre"} em `, clockSpan("my-clock", mine[0].deadline_ms));
+    } else {
+      setLive(node, "A sua dupla discorda: combinem o voto — ", clockSpan("my-clock", mine[0].deadline_ms));
+    }
   } else if (mine.length) {
     setLive(node, "Sua vez — ", clockSpan("my-clock", mine[0].deadline_ms));
   } else if (hand.turn !== null && hand.turn !== undefined) {
@@ -2205,7 +2222,7 @@ function renderRequest(view) {
   // says (the view's `seat` is the partner whose vote completed it)
   const caller = request.in_answer ? teamName(request.team) : seatName(request.seat);
   if (request.kind === "truco") {
-    parts.push(el("p", { class: "ask" }, `${caller} pediu ${request.name}! A mão passa a valer ${request.value}.`));
+    parts.push(el("p", { class: "ask" }, `${caller} pediu ${request.name}! Se for aceito, a mão passa a valer ${request.value}.`));
   } else if (request.kind === "envido") {
     const chain = request.chain ?? "";
     const now = chain.length > 1 ? ` (${envidoChain(chain)})` : "";
