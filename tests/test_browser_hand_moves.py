@@ -159,6 +159,28 @@ async def listed(page: Page) -> list[str]:
         "#rec-moves h4, #rec-moves li").all_inner_texts()]
 
 
+async def test_the_hand_page_names_a_special_hand(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a player's review: a mão de ferro's page said only that cards were played "às cegas"
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "ferro_1")
+    await house_key(page, sample_signing_key())
+    sample = sample_table(table_id=TABLE, config=MatchConfig(Variant.MINEIRO, 2), hands=40, seed=0)
+    await serve_chain(page, TABLE, [sample.anchor_statement, *sample.records])
+    said: dict[tuple[int, ...], str | None] = {}
+    for index in (0, 3, 9):
+        await open_hand(page, live_server, sample.records[index])
+        await expect(page.locator("#verdict")).to_have_attribute("data-state", "ok")
+        said[tuple(sample.records[index]["score_before"])] = (
+            await page.locator("#rec-variant").text_content())
+    assert said == {
+        (0, 0): f"Mineiro, 2 lugares, mesa {TABLE}, mão 1",
+        (10, 0): f"Mineiro, 2 lugares, mesa {TABLE}, mão 4; mão de dez: vale 4 se jogada",
+        (10, 10): f"Mineiro, 2 lugares, mesa {TABLE}, mão 10; mão de ferro: às cegas, vale 2",
+    }, said
+
+
 async def test_the_hand_page_lists_a_real_hands_moves(
     live_server: LiveServer, browser: Browser
 ) -> None:

@@ -302,3 +302,22 @@ async def test_a_table_gone_says_how_it_ended_to_its_player_and_the_way_on(
         "href", "/me/hands")
     await expect(other.locator("#entropy-phrase")).to_be_hidden()
     await other.context.close()
+
+
+async def test_a_private_table_opened_without_its_invite_offers_no_fairness_box(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a player's review: "Sem acesso", and under it the whole "Jogo justo" box with its entropy
+    # phrase, for a table the page never had
+    owner = await new_page(browser, live_server)
+    await signup(owner, live_server, "conv_a1")
+    table_id = await create_table(owner, "paulista", 2, "private")
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, "conv_b1")
+    await page.goto(live_server.url(f"/t/{table_id}"))
+    await expect(page.locator("#conn-status")).to_have_text("Sem acesso")
+    await expect(page.locator("#table-error")).to_be_visible()
+    await expect(page.locator("#fairness")).to_be_hidden()
+    await expect(page.locator("#entropy-phrase")).to_be_hidden()
+    # the owner's page, which has the table, keeps it
+    await expect(owner.locator("#fairness")).to_be_visible()

@@ -5,7 +5,7 @@ import {
   scorePoints, seenCommitment, teamLetter, teamSeats, VARIANT_NAME,
 } from "./common.js";
 import { commitmentSeenCheck, seedChainCheck, UnreadableError, verifyHandRecord } from "./fairness.js";
-import { handMoves } from "./moves.js";
+import { handMoves, RULES } from "./moves.js";
 
 const root = document.getElementById("hand-root");
 const tableId = root.dataset.tableId;
@@ -199,13 +199,23 @@ function scoreNote(r, sides) {
   return notes.length ? ` (${notes.join("; ")})` : "";
 }
 
+/** A Brazilian hand dealt at its special score, by its name and worth (RULES.md): the record
+ * says it by its score alone, and a mão de ferro's moves only that cards went "às cegas". */
+function specialHand(r) {
+  const rules = RULES[r.variant];
+  if (!rules?.special || !Array.isArray(r.score_before)) return "";
+  const at = r.score_before.map((points) => points === rules.special);
+  if (at[0] && at[1]) return `; mão de ferro: às cegas, vale ${rules.ladder[0]}`;
+  return at[0] || at[1] ? `; ${rules.specialName}: vale ${rules.specialValue} se jogada` : "";
+}
+
 function renderDetails(result, text, { mine, recordUrl, pinned, played }, checks) {
   const r = result.record;
   const v = r.variant;
   $("rec-commitment").textContent = r.commitment;
   renderCommitmentWhen(checks);
   $("rec-seed").textContent = r.seed;
-  $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}`;
+  $("rec-variant").textContent = `${VARIANT_NAME[v] ?? v}, ${r.seats} lugares, mesa ${r.table}, mão ${r.hand}${specialHand(r)}`;
   $("rec-dealer").textContent = `lugar ${r.dealer.seat + 1} (${r.dealer.by === "draw" ? "sorteado" : "rodízio"})`;
   // the record keeps the score in team order and names nobody: each side is named by its seats
   // ("0 x 0 → 6 x 0" said nothing of whose 6), mine first as /me/hands has it

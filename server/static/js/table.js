@@ -203,6 +203,9 @@ async function explainRefusal(socket) {
       let text = err.message;
       if (err.status === 401) text = "Sua sessão terminou: entre de novo na sua conta e recarregue a página para voltar à mesa.";
       else if (invite && !state.table) text = "Não foi possível abrir esta mesa: o link de convite está errado ou a mesa não existe mais.";
+      // a table this page never had (no invite, a wrong one): no hand of it to check here, and
+      // no entropy to send (a player's review found the phrase offered under "Sem acesso")
+      if (!state.table) $("fairness").hidden = true;
       if (err.code === "table_not_found") {
         // a table no longer served: a box says why, as well as the house knows, and the way on
         render();
