@@ -43,6 +43,7 @@ from truco import (
     MatchState,
     Termination,
     Variant,
+    apply,
     forfeit,
     new_match,
     parse_card,
@@ -348,6 +349,39 @@ async def test_an_argentino_mazo_says_the_point_for_the_envido_that_could_be_cal
     await expect(page.locator("#summary-result")).to_have_text(
         "Robô 2 marcou 2 pontos: você foi al mazo; 1 ponto a mais porque o envido ainda podia"
         " ser cantado.")
+
+
+async def test_the_last_round_stays_on_the_board_until_the_next_hands_first_card(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a player's review: the next hand is dealt a moment after the last card, and the round that
+    # decided the hand vanished from the board (the summary that keeps it is below, off a phone's
+    # screen)
+    state = new_match(MatchConfig(Variant.PAULISTA, 2), first_dealer=1)
+    state, _ = start_hand(state, dealt(1, [["3C", "3D", "3S"], ["4H", "4D", "5S"]], "KH"))
+    table = ReviewTable(state, seat=0, names=["rodada_0", "bot"],
+                        script=[[Action(1, ActionKind.PLAY, card=parse_card("4H"))],
+                                [Action(1, ActionKind.PLAY, card=parse_card("4D"))]])
+    page = await open_table(live_server, browser, table, "rodada_0")
+    await page.get_by_role("button", name="Jogar 3 de paus").click()
+    await page.get_by_role("button", name="Jogar 3 de ouros").click()
+    await expect(page.locator("#summary-result")).to_have_text("Você marcou 1 ponto nas rodadas.")
+    # the server deals hand 2
+    table.state, events = start_hand(
+        table.state, dealt(0, [["2C", "5D", "6S"], ["7H", "QD", "JS"]], "4C"))
+    table.push({"type": "update", "hand": 2, "events": [e.to_json() for e in events],
+                "view": view(table.state, 0), "pending": table.deadlines(), "absent": []})
+    previous = page.locator("#rounds .round.previous")
+    await expect(previous.locator(".round-title")).to_have_text("Mão 1 — 2ª rodada: Você ganhou")
+    await expect(previous.locator('.card[data-card="3D"]')).to_be_visible()
+    await expect(previous.locator('.card[data-card="4D"]')).to_be_visible()
+    await expect(page.locator("#rounds .round.current")).to_contain_text("1ª rodada (na mesa)")
+    # gone with the next hand's first card (the robot is mão)
+    table.state, events = apply(table.state, Action(1, ActionKind.PLAY, card=parse_card("7H")))
+    table.push({"type": "update", "hand": 2, "events": [e.to_json() for e in events],
+                "view": view(table.state, 0), "pending": table.deadlines(), "absent": []})
+    await expect(page.locator('#rounds .round.current .card')).to_have_count(1)
+    await expect(previous).to_have_count(0)
 
 
 async def test_a_brazilian_decline_names_the_step_run_from(

@@ -55,6 +55,7 @@ const state = {
   seat: null,
   view: null,
   viewHand: null, // the table hand number of `view`: sent with every action (a stale move is refused)
+  lastBoard: null, // the hand that ended last, {number, match, hand, v}: its last round stays in sight
   epoch: null, // the server run of the latest welcome: sent with hello, so a reconnect can replay
   handInfo: null,
   pending: [],
@@ -1488,6 +1489,7 @@ function showSummary(view, handNumber) {
   const body = $("summary-body");
   const result = hand.result;
   const parts = [el("p", { class: "result", id: "summary-result" }, handHeadline(hand, view))];
+  state.lastBoard = { number, match: state.table?.match ?? null, hand, v };
   // the rounds with their cards: the next hand is dealt at once, and clears the board with them
   const rounds = playedRounds(hand, v);
   if (hand.table.length) {  // a round the end cut short (a request declined, the mazo)
@@ -2272,10 +2274,33 @@ function renderRounds(view) {
     return;
   }
   const items = playedRounds(hand, v);
+  const previous = previousRound(hand);
+  if (previous) items.unshift(previous);
   if (hand.table.length || !hand.result) {
     items.push(roundItem(hand.round, [`${hand.round + 1}ª rodada (na mesa)`], hand.table, v, "round current"));
   }
   list.replaceChildren(...items);
+}
+
+/**
+ * The hand before's last round, on the board while the next hand has no card on the table yet:
+ * the next hand is dealt a moment after the last card, and the summary that keeps it is below
+ * the board (out of sight on a phone: a player's review saw the deciding round vanish).
+ */
+function previousRound(hand) {
+  const last = state.lastBoard;
+  if (!last || hand.result || hand.rounds.length || hand.table.length) return null;
+  if (last.number === null || last.number === state.viewHand || last.match !== (state.table?.match ?? null)) return null;
+  const ended = last.hand;
+  const lead = `Mão ${last.number} — `;
+  if (ended.table.length) {  // cut short (a request declined, the mazo)
+    return roundItem(ended.round, [`${lead}${ended.round + 1}ª rodada: não terminou`], ended.table, last.v, "round previous");
+  }
+  const index = ended.rounds.length - 1;
+  if (index < 0) return null;
+  const r = ended.rounds[index];
+  return roundItem(index, [`${lead}${index + 1}ª rodada: `, el("strong", {}, r.tied ? "empate" : `${seatName(r.winner_seat)} ganhou`)],
+    r.plays, last.v, "round previous");
 }
 
 /** A round's line: its title, then its cards with who played each. */
