@@ -957,6 +957,30 @@ async def test_a_reload_keeps_the_streaks_first_deadline_in_the_evidence(
         await ana.close()
 
 
+async def test_a_rebuild_ends_the_streak_where_the_seat_acted(
+        live: Live, vclock: VirtualClock) -> None:
+    # a rebuild (a restart, a reload) replays the seat's events: her own move after her
+    # automatic actions ended their streak, in memory and from the rows alike
+    ana, = await players(live.base, "ana")
+    try:
+        tid, seat = await watched_training_seat(ana, "paulista")
+        await ana.post(f"/api/tables/{tid}/start")
+        await drain(seat, react=True)
+        actor = live.house.tables[tid]
+        await run_clock(vclock, seat, 30.0, lambda: actor.automatic_streak(0) >= 2)
+        assert seat.view is not None
+        while not seat.view["legal"]:
+            await vclock.advance(0.25)
+            await drain(seat)
+        await act(seat, seat.view["legal"][0])
+        await seat.until("ack", react=False)
+        assert actor.automatic_streak(0) == 0
+        rebuilt = await reread(live.house, tid)
+        assert rebuilt.automatic_streak(0) == 0
+    finally:
+        await ana.close()
+
+
 async def test_a_database_fault_restarts_the_clocks_and_exempts_the_streak(
         live: Live, vclock: VirtualClock, monkeypatch: pytest.MonkeyPatch) -> None:
     """A database fault is the house's: once the writer writes again, every pending decision's

@@ -443,3 +443,65 @@ async def test_contributions_queued_together_are_taken_together(
     finally:
         for person in people:
             await person.close()
+
+
+async def test_a_refused_signal_never_reaches_the_partner(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # written before it is delivered: one the database refused is no signal the partner saw
+    live = await start_live(make_app, aiohttp_client, vclock)
+    people = await players(live.base, "ana", "bia", "cris", "duda")
+    try:
+        tid = (await create_table(people[0], "paulista", 4, "private"))["id"]
+        actor = live.house.tables[tid]
+        for seat, person in enumerate(people[1:], start=1):
+            status, body = await person.post(f"/api/tables/{tid}/join",
+                                             {"invite": actor.invite, "seat": seat})
+            assert status == 200, body
+        conns = []
+        for holder in actor.seats:
+            assert holder.user_id is not None
+            conns.append(FakeConn(holder.user_id))
+            await actor.call(lambda c=conns[-1]: actor.open_connection(c))  # type: ignore
+            await actor.call(lambda c=conns[-1]: actor.hello(c, 0, None))  # type: ignore
+        status, body = await people[0].post(f"/api/tables/{tid}/start")
+        assert status == 200, body
+        await settle(actor)
+        assert actor.status is TableStatus.PLAYING and actor.hand is not None
+        fault = Fault(live, starts("INSERT INTO live_signals"))
+        conns[2].out.clear()
+        with pytest.raises(LiveError) as refused:
+            await actor.call(lambda: actor.signal(conns[0], "zap"))  # type: ignore[arg-type]
+        assert refused.value.code == "unavailable" and fault.hits
+        assert [m for m in conns[2].out if m["type"] == "signal"] == []
+        assert not await live.house.pool.fetchval(
+            "SELECT count(*) FROM live_signals WHERE table_id = $1", tid)
+        await actor.call(lambda: actor.signal(conns[0], "zap"))  # type: ignore[arg-type]
+        assert [m["code"] for m in conns[2].out if m["type"] == "signal"] == ["zap"]
+    finally:
+        for person in people:
+            await person.close()
+
+
+async def test_a_refused_join_leaves_the_seat_free(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
+    # the seat is written before it is shown: one the database refused is nobody's
+    live = await start_live(make_app, aiohttp_client, vclock)
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        tid = (await create_table(ana, "paulista", 2, "private"))["id"]
+        actor = live.house.tables[tid]
+        fault = Fault(live, starts("UPDATE live_seats"))
+        status, body = await bia.post(f"/api/tables/{tid}/join",
+                                      {"invite": actor.invite, "seat": 1})
+        assert (status, body["error"]) == (503, "unavailable") and fault.hits
+        bia_id = await live.house.pool.fetchval("SELECT id FROM users WHERE name = 'bia'")
+        assert actor.seat_of(bia_id) is None and actor.seats[1].free and reloads(live) == 0
+        status, body = await ana.get(f"/api/tables/{tid}")
+        assert status == 200, body
+        assert body["table"]["players"][1]["name"] is None
+        status, body = await bia.post(f"/api/tables/{tid}/join",
+                                      {"invite": actor.invite, "seat": 1})
+        assert status == 200, body  # once more, with the database
+    finally:
+        await ana.close()
+        await bia.close()

@@ -81,6 +81,20 @@ async def _lock_scratch(admin: asyncpg.Connection) -> Transaction:
     return lock
 
 
+async def test_a_job_of_several_sql_texts_is_refused_whole(database_url: str) -> None:
+    # its statements run in one transaction: the duplicate key takes the valid row with it
+    writer, admin = await _scratch_writer(database_url)
+    try:
+        with pytest.raises(WriteRefused):
+            await writer.write([(INSERT, (40, "valid")),
+                                ("INSERT INTO scratch (note, id) VALUES ($2, $1)",
+                                 (40, "duplicate"))])
+        assert await admin.fetchval("SELECT count(*) FROM scratch WHERE id = 40") == 0
+    finally:
+        await writer.close()
+        await admin.close()
+
+
 async def test_a_connection_killed_while_idle_is_replaced(database_url: str) -> None:
     writer, admin = await _scratch_writer(database_url)
     try:
