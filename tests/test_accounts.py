@@ -234,6 +234,18 @@ async def test_register_login_logout(client: Client) -> None:
     assert cookie["httponly"] and cookie["samesite"] == "Lax"
 
 
+async def test_a_session_past_its_expiry_is_no_session(client: Client) -> None:
+    await signup(client, "caduca")
+    assert (await (await client.get("/api/session")).json())["user"]["name"] == "caduca"
+    await client.app[POOL].execute(
+        "UPDATE sessions SET expires_at = now() - interval '1 second'"
+        " WHERE user_id = (SELECT id FROM users WHERE name = 'caduca')")
+    # the cookie still holds the token; its row is only not yet pruned
+    assert client.session.cookie_jar.filter_cookies(client.make_url("/")).get(
+        accounts.SESSION_COOKIE) is not None
+    assert (await (await client.get("/api/session")).json())["user"] is None
+
+
 def _cookie_header(cookies: dict[str, str]) -> str:
     return "; ".join(f"{name}={value}" for name, value in cookies.items())
 

@@ -17,6 +17,7 @@ from playwright.async_api import Browser, WebSocketRoute, expect
 
 from server.bots import NothingToDo, choose_action
 from server.clock import VirtualClock
+from server.live import table as live_table
 from tests.conftest import AppFactory
 from tests.test_browser_tables import (  # noqa: F401  (the fixtures are used by name)
     LiveServer,
@@ -538,11 +539,14 @@ async def test_a_move_chosen_before_the_clock_acted_for_the_seat_is_stale(
         assert (answer["type"], answer["id"], answer["error"]) == ("error", "old", "stale")
         assert answer["message"].startswith(f"That move was chosen on event {chosen_on},")
         assert seat.last_seq == before and actor.automatic_streak(0) == 1  # nothing changed
-        # one chosen on events this table never sent (another server run's) is stale too
-        await seat.send({"type": "action", "id": "ahead", "hand": hand,
-                         "last_seq": actor.seq + 5, "action": legal[0]})
-        (answer,) = await answers(seat)
-        assert (answer["id"], answer["error"]) == ("ahead", "stale")
+        # one chosen on events this table never sent (another server run's) is stale too,
+        # even the very next one
+        for ahead in (actor.seq + 5, actor.seq + 1):
+            await seat.send({"type": "action", "id": "ahead", "hand": hand,
+                             "last_seq": ahead, "action": legal[0]})
+            (answer,) = await answers(seat)
+            assert (answer["id"], answer["error"]) == ("ahead", "stale")
+        assert seat.last_seq == before and actor.automatic_streak(0) == 1  # nothing changed
         for bad in (-1, "3", True, 2.5):
             await seat.send({"type": "action", "id": "bad", "hand": hand, "last_seq": bad,
                              "action": legal[0]})
@@ -555,6 +559,44 @@ async def test_a_move_chosen_before_the_clock_acted_for_the_seat_is_stale(
         assert got[0]["type"] == "update" and got[0]["events"][0]["automatic"] is False
         assert next(m["id"] for m in got if m["type"] == "ack") == "now"  # (then entropy)
         assert actor.automatic_streak(0) == 0
+    finally:
+        await ana.close()
+
+
+async def test_a_hand_at_its_action_cap_leaves_the_rest_to_the_clock(
+        make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a record holds at most MAX_ACTIONS: the players' moves stop CLOCK_RESERVE short of it
+    live = await start_live(make_app, aiohttp_client, vclock)
+    (ana,) = await players(live.base, "ana")
+    try:
+        table = await create_table(ana, "paulista", 2, "training")
+        tid = table["id"]
+        seat = await connect(ana, tid, 0)
+        seat.autoplay = False
+        await drain(seat)
+        await ana.post(f"/api/tables/{tid}/start")
+        actor = live.house.tables[tid]
+        for _ in range(200):  # a move of ana's to make in hand 1
+            await drain(seat)
+            if seat.view and seat.view["legal"] and seat.view_hand == 1:
+                break
+            await vclock.advance(0.1)
+        assert seat.view is not None and seat.view["legal"] and actor.hand is not None
+        move, done = seat.view["legal"][0], len(actor.hand.actions)
+        before = (actor.seq, actor.state)
+        # the hand has had as many actions as a player may make in it
+        monkeypatch.setattr(live_table, "MAX_ACTIONS", done + live_table.CLOCK_RESERVE)
+        await act(seat, move)
+        (answer,) = await answers(seat)
+        assert (answer["type"], answer["error"]) == ("error", "action_limit")
+        assert (actor.seq, actor.state, len(actor.hand.actions)) == (*before, done)
+        # one action short of that, the same move is hers
+        monkeypatch.setattr(live_table, "MAX_ACTIONS", done + live_table.CLOCK_RESERVE + 1)
+        await act(seat, move)
+        got = await answers(seat)
+        assert [m["type"] for m in got][:2] == ["update", "ack"]
+        assert got[0]["events"][0]["seat"] == 0 and got[0]["events"][0]["automatic"] is False
     finally:
         await ana.close()
 

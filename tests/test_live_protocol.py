@@ -9,6 +9,7 @@ import hashlib
 import json
 import random
 import socket as socket_module
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from yarl import URL
 
 from server.app import POOL
 from server.clock import VirtualClock
+from server.live import ws as ws_module
 from server.live.model import LiveError, LiveSettings
 from server.live.seeds import SealedKind, SealError, unseal
 from server.live.ws import Connection, forget_tracebacks
@@ -250,6 +252,11 @@ async def test_fuzz_refused_messages_change_nothing(live: Live) -> None:
             assert reply["type"] == "error" and reply["error"] == code, (message, reply)
             assert reply["message"]
         await mover.ws.send_str(json.dumps({"type": "ping", "pad": "x" * 5000}))
+        assert (await answer(mover))["error"] == "too_large"
+        # the limit counts UTF-8 bytes: under it in characters, over it in bytes
+        wide = json.dumps({"type": "ping", "pad": "é" * 2100}, ensure_ascii=False)
+        assert len(wide) < live.house.settings.max_message_bytes < len(wide.encode())
+        await mover.ws.send_str(wide)
         assert (await answer(mover))["error"] == "too_large"
         await mover.ws.send_bytes(b"\x00\x01")
         assert (await answer(mover))["error"] == "bad_message"
@@ -598,6 +605,18 @@ class _StuckTransport(asyncio.WriteTransport):
 
     def is_closing(self) -> bool:
         return False
+
+
+async def test_the_rate_bucket_holds_no_more_than_a_burst(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    monkeypatch.setattr(ws_module, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    settings = LiveSettings()
+    conn = Connection(_Socket(), _StuckTransport(), 1, settings)  # type: ignore[arg-type]
+    now[0] += 1000.0  # a long quiet while: the bucket refills to a burst, no fuller
+    burst = int(settings.rate_burst)
+    assert [conn.allow() for _ in range(burst + 1)] == [True] * burst + [False]
+    await conn.close()
 
 
 def _frames(data: bytes) -> list[bytes]:
