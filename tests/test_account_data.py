@@ -4,6 +4,7 @@ On a real PostgreSQL, over HTTP and the table protocol."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -14,6 +15,7 @@ import pytest
 from aiohttp import WSCloseCode, WSMsgType
 from yarl import URL
 
+from server import password_links
 from server.app import POOL
 from server.clock import VirtualClock
 from tests.conftest import AppFactory
@@ -22,10 +24,12 @@ from tests.test_live_helpers import (
     PASSWORD,
     Live,
     Player,
+    connect,
     create_table,
     fetch_chain,
     hand_records,
     play_training_match,
+    players,
     start_live,
 )
 
@@ -99,6 +103,45 @@ async def test_the_download_holds_the_accounts_matches_sessions_and_logins(live:
         assert (await download(bia))[0] == 200  # (another account's own limit)
     finally:
         for player in (ana, other, bia):
+            await player.close()
+
+
+async def test_the_download_holds_her_own_seats_events_and_links_only(live: Live) -> None:
+    # a match between two people: the seat events of bia's seat, and a password link made for
+    # bia, are bia's, not in ana's download
+    ana, bia = await players(live.base, "ana", "bia")
+    try:
+        table = await create_table(ana, "paulista", 2, "private")
+        tid = table["id"]
+        await bia.post(f"/api/tables/{tid}/join", {"invite": table["invite"]})
+        seats = [await connect(ana, tid, 0), await connect(bia, tid, 1)]
+        for seat in seats:
+            seat.autoplay = False
+        await ana.post(f"/api/tables/{tid}/start")
+        pool = live.app[POOL]
+        count = "SELECT count(*) FROM seat_events WHERE table_id = $1 AND seat = $2"
+
+        async def both_seats_have_events() -> bool:
+            return all([await pool.fetchval(count, tid, s) for s in (0, 1)])
+
+        for _ in range(100):
+            if await both_seats_have_events():
+                break
+            await asyncio.sleep(0.05)
+        assert await both_seats_have_events()
+        await password_links.make(pool, "bia", None)
+        mine = await pool.fetchval(count, tid, 0)
+        status, _, body = await download(ana)
+        assert status == 200, body
+        doc = json.loads(body)
+        [match] = doc["matches"]
+        assert match["players"] == ["ana", "bia"] and match["my_seat"] == 0
+        assert len(match["my_seat_events"]) == mine > 0
+        assert doc["password_links"] == []
+        for seat in seats:
+            await seat.ws.close()
+    finally:
+        for player in (ana, bia):
             await player.close()
 
 

@@ -741,7 +741,7 @@ async def test_old_attempts_and_expired_sessions_are_pruned(client: Client) -> N
     await pool.execute(
         "INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at) VALUES"
         " ('\\x01', $1, 'a', now() - interval '1 second'), ('\\x02', $1, 'b', now() + interval"
-        " '1 day')", user)
+        " '1 day'), ('\\x03', $1, 'c', now() + interval '1 hour')", user)
     logins = await pool.fetchval("SELECT count(*) FROM login_attempts")
     signups = await pool.fetchval("SELECT count(*) FROM registration_attempts")
     gone = await accounts.prune(pool)
@@ -750,7 +750,8 @@ async def test_old_attempts_and_expired_sessions_are_pruned(client: Client) -> N
     assert await pool.fetchval("SELECT count(*) FROM registration_attempts") == signups - 1
     assert await pool.fetchval("SELECT count(*) FROM login_attempts WHERE name_lower = 'old'") == 0
     assert [bytes(r["token_hash"]) for r in await pool.fetch(
-        "SELECT token_hash FROM sessions WHERE token_hash IN ('\\x01', '\\x02')")] == [b"\x02"]
+        "SELECT token_hash FROM sessions WHERE token_hash IN ('\\x01', '\\x02', '\\x03')"
+        " ORDER BY token_hash")] == [b"\x02", b"\x03"]  # expiring within the hour: still good
     assert await accounts.prune(pool) == {"login_attempts": 0, "registration_attempts": 0,
                                           "sessions": 0}
 

@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from server.account_data import collect
-from server.accounts import MINIMUM, authenticate, open_session, register
+from server.accounts import MINIMUM, Role, authenticate, open_session, register
 from server.clock import VirtualClock
 from server.config import from_env
 from server.password_links import make
@@ -102,7 +102,29 @@ async def test_an_account_at_a_table_or_in_a_queue_is_not_erased(
         assert await _erase_account(config, "bia") == 1
         assert "owns one not closed" in capsys.readouterr().err
         await pool.execute("UPDATE live_tables SET status = 'closed'")
+        # a place in an arena still open (one closed holds nothing)
+        await pool.execute(
+            "INSERT INTO ranked_arenas (id, variant, seats, starts_at, ends_at) VALUES"
+            " ('arena-1', 'paulista', 2, now(), now() + interval '1 hour')")
+        await pool.execute(
+            "INSERT INTO ranked_arena_entries (arena_id, user_id, seq, rating, active, points,"
+            " wins, games, streak, joined_at) VALUES ('arena-1', $1, 0, 1500, true, 0, 0, 0, 0,"
+            " now())", bia.id)
+        assert await _erase_account(config, "bia") == 1
+        assert "an arena place" in capsys.readouterr().err
+        await pool.execute("UPDATE ranked_arenas SET status = 'closed'")
         assert await _erase_account(config, "bia") == 0
+    finally:
+        await pool.close()
+
+
+async def test_an_erased_operator_is_a_player(database_url: str, tmp_path: Path) -> None:
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    try:
+        olga = await register(pool, "olga", PASSWORD, MINIMUM, Role.OPERATOR)
+        config = from_env({}, data_dir=tmp_path, database_url=database_url)
+        assert await _erase_account(config, "olga") == 0
+        assert await pool.fetchval("SELECT role FROM users WHERE id = $1", olga.id) == "player"
     finally:
         await pool.close()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ import asyncpg
 import pytest
 from aiohttp import WSCloseCode, WSMsgType
 
-from server.accounts import MINIMUM, Role, register, set_role
+from server import accounts, password_links
+from server.accounts import MINIMUM, AccountError, Role, register, set_role
 from server.app import POOL
 from server.clock import VirtualClock
 from server.config import from_env
@@ -297,3 +299,39 @@ async def test_a_link_is_spent_when_its_account_becomes_an_operators(live: Live)
     finally:
         await olga.close()
         await stranger.close()
+
+
+async def test_a_link_used_while_the_password_is_hashed_is_refused(
+        database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the hash takes a while: a second tab may spend the link meanwhile; the link is checked
+    # again in the commit, and the second password is not set
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+    try:
+        await register(pool, "ana", PASSWORD, MINIMUM)
+        token, link = await password_links.make(pool, "ana", None)
+
+        async def hashed_while_the_other_tab_uses_it(password: str, cost: Any) -> str:
+            await pool.execute("UPDATE password_links SET used_at = now() WHERE id = $1",
+                               link.id)
+            return await accounts.hash_password(password, cost)
+
+        monkeypatch.setattr(password_links, "hash_password", hashed_while_the_other_tab_uses_it)
+        before = await pool.fetchval("SELECT password_hash FROM users WHERE name = 'ana'")
+        with pytest.raises(AccountError) as refused:
+            await password_links.use(pool, token, NEW, MINIMUM)
+        assert refused.value.code == "link_used"
+        assert await pool.fetchval(
+            "SELECT password_hash FROM users WHERE name = 'ana'") == before
+    finally:
+        await pool.close()
+
+
+async def test_a_link_is_good_for_24_hours(database_url: str) -> None:
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+    try:
+        await register(pool, "ana", PASSWORD, MINIMUM)
+        await password_links.make(pool, "ana", None)
+        row = await pool.fetchrow("SELECT made_at, expires_at FROM password_links")
+        assert row is not None and row["expires_at"] - row["made_at"] == timedelta(hours=24)
+    finally:
+        await pool.close()

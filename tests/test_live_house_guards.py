@@ -159,6 +159,25 @@ async def test_a_house_whose_lock_another_took_stops(live: Live, database_url: s
         await second.close()
 
 
+async def test_a_lock_another_session_holds_is_not_this_houses(
+        live: Live, database_url: str) -> None:
+    # the lock is this house's only when its own connection holds it: another session holding
+    # it (the lock let go on the house's connection, taken by another house) is lost
+    stopped: list[str] = []
+    serving = live.house._serving
+    assert serving is not None and serving._conn is not None
+    serving.on_lost = stopped.append
+    second = await asyncpg.connect(database_url)  # another house
+    try:
+        assert await serving._conn.fetchval("SELECT pg_advisory_unlock($1)", _SERVING_LOCK)
+        assert await second.fetchval("SELECT pg_try_advisory_lock($1)", _SERVING_LOCK)
+        serving.check_now()
+        await until(lambda: bool(stopped), seconds=5)
+        assert stopped == ["another house took this database"] and held(live) == 0
+    finally:
+        await second.close()
+
+
 async def test_a_house_with_other_keys_refuses_the_database(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock,
         database_url: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from server.live.recovery import prune_seat_events
+from server.live.recovery import prune_recorded_rows, prune_seat_events
 
 
 async def test_seat_events_go_a_month_after_their_match_ended(database_url: str) -> None:
@@ -37,5 +37,38 @@ async def test_seat_events_go_a_month_after_their_match_ended(database_url: str)
         left = await conn.fetch("SELECT match_number, count(*) FROM seat_events"
                                 " GROUP BY match_number ORDER BY match_number")
         assert [(r["match_number"], r["count"]) for r in left] == [(2, 8), (3, 8)]
+    finally:
+        await conn.close()
+
+
+async def test_pruning_keeps_the_rebuild_rows_of_a_hand_still_in_play(database_url: str) -> None:
+    # the rows kept to rebuild a hand go once its record is signed, never before (a restart
+    # rebuilds a hand in play from them)
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute(
+            "INSERT INTO live_tables (id, variant, seats, mode, kind) VALUES"
+            " ('00000000000000d2', 'paulista', 2, 'vote', 'training')")
+        await conn.execute(
+            "INSERT INTO live_matches (table_id, number, termination, started_at, ended_at)"
+            " VALUES ('00000000000000d2', 1, NULL, now(), NULL)")
+        # hand 1 recorded, hand 2 in play
+        await conn.execute(
+            "INSERT INTO live_hands (table_id, hand, match_number, chain_start, commitment,"
+            " score_before, record) VALUES"
+            " ('00000000000000d2', 1, 1, 1, '\\x00', '{0,0}', '{}'),"
+            " ('00000000000000d2', 2, 1, 1, '\\x00', '{0,0}', NULL)")
+        await conn.execute(
+            "INSERT INTO live_actions (table_id, hand, idx, action, automatic, at)"
+            " SELECT '00000000000000d2', h, 0, '{}', false, now() FROM generate_series(1, 2) h")
+        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+        try:
+            gone = await prune_recorded_rows(pool)
+        finally:
+            await pool.close()
+        assert gone["live_actions"] == 1
+        left = await conn.fetch("SELECT hand FROM live_actions WHERE table_id ="
+                                " '00000000000000d2'")
+        assert [r["hand"] for r in left] == [2]
     finally:
         await conn.close()

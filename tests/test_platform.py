@@ -173,6 +173,30 @@ async def test_a_failing_migration_leaves_nothing_behind(database_url: str, tmp_
         await conn.close()
 
 
+async def test_a_migration_is_one_transaction_with_its_own_lock_timeout(
+        database_url: str, tmp_path: Path) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("DROP TABLE schema_migrations")
+        folder = tmp_path / "m"
+        folder.mkdir()
+        (folder / "001_one.sql").write_text("CREATE TABLE mig_probe (x int);")
+        before = await conn.fetchval("SHOW lock_timeout")
+        assert await migrate(conn, folder, lock_timeout=0.2) == ["001_one.sql"]
+        # the connection's own setting is as it was (`SET LOCAL`: the migration's only)
+        assert await conn.fetchval("SHOW lock_timeout") == before != "200ms"
+        # a migration whose recording fails is not applied either: its tables are not there
+        (folder / "002_unrecorded.sql").write_text(
+            "CREATE TABLE mig_other (y int);"
+            " ALTER TABLE schema_migrations ADD CONSTRAINT refused CHECK (version < 2);")
+        with pytest.raises(asyncpg.CheckViolationError):
+            await migrate(conn, folder)
+        assert await conn.fetchval("SELECT to_regclass('mig_other')") is None
+        assert await conn.fetchval("SELECT max(version) FROM schema_migrations") == 1
+    finally:
+        await conn.close()
+
+
 @pytest.mark.parametrize(("host", "secure", "warned"), [
     ("127.0.0.1", False, False), ("::1", False, False), ("localhost", False, False),
     ("0.0.0.0", False, True), ("192.0.2.7", False, True), ("play.example", False, True),
@@ -187,6 +211,13 @@ def test_secrets_file_is_json(tmp_path: Path) -> None:
     from_env({}, data_dir=tmp_path)
     kept = json.loads((tmp_path / "secrets.json").read_text())
     assert set(kept) == {"cookie_key", "seed_key", "signing_key"}
+
+
+def test_a_given_secret_is_not_written_to_the_secrets_file(tmp_path: Path) -> None:
+    # only the keys not given are generated and kept (docs/OPERATIONS.md)
+    from_env({"BARAJAMOS_SIGNING_KEY": "ab" * 32}, data_dir=tmp_path)
+    kept = json.loads((tmp_path / "secrets.json").read_text())
+    assert set(kept) == {"cookie_key", "seed_key"}
 
 
 def test_password_cost_setting(tmp_path: Path) -> None:
