@@ -12,7 +12,7 @@ import json
 import random
 from typing import Any
 
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Page, expect
 
 # the harness (real server, Chromium) lives with the table tests; its fixtures are shared here
 from tests.test_browser_tables import (  # noqa: F401 (fixtures, found by pytest by name)
@@ -317,3 +317,67 @@ async def test_without_ed25519_in_webcrypto_the_signature_is_left_to_the_cli(
         await expect(page.locator(f'#checks [data-check="{name}"]')).to_have_attribute(
             "data-status", "pass"
         )
+
+
+def _resigned(**changes: Any) -> dict[str, Any]:
+    """The hand vector's record with `changes`, signed again by its (test) key: only the change
+    is wrong with it."""
+    hand = load_vectors("hand.json")
+    unsigned = {
+        k: v for k, v in hand["record"].items() if k not in ("key_id", "public_key", "signature")
+    }
+    key = signing_key_from_seed(bytes.fromhex(hand["test_key_seed"]))
+    return sign_built_record({**unsigned, **changes}, key)
+
+
+async def _checked(
+    live_server: LiveServer, browser: Browser, record: dict[str, Any]
+) -> tuple[Page, dict[str, str]]:
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verify"))
+    key = load_vectors("hand.json")["public_key"]
+    [result] = await page.evaluate(_RECORDS_JS, {"records": [record], "key": key})
+    assert result["readable"], result["error"]
+    return page, _statuses(result)
+
+
+async def test_a_commitment_that_is_not_the_seeds_hash_fails(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a mutation audit: a commitment of the right length but not SHA-256(seed) passed
+    forged = _resigned(commitment="00" * 32)
+    page, statuses = await _checked(live_server, browser, forged)
+    assert statuses["commitment"] == "fail"
+    assert statuses["signature"] == statuses["deck"] == statuses["deal"] == "pass"
+    await page.get_by_label("ou cole o JSON do registro").fill(json.dumps(forged))
+    await page.get_by_label("Chave pública da casa").fill(load_vectors("hand.json")["public_key"])
+    await page.get_by_role("button", name="Verificar").click()
+    await expect(page.locator("#verdict")).to_have_attribute("data-state", "fail")
+    await expect(page.locator('#checks [data-check="commitment"]')).to_have_attribute(
+        "data-status", "fail")
+
+
+async def test_a_deal_with_cards_swapped_between_seats_fails(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a mutation audit: the deal check compared only the vira, not the seats' cards
+    hands = [list(cards) for cards in load_vectors("hand.json")["record"]["deal"]["hands"]]
+    hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    vira = load_vectors("hand.json")["record"]["deal"]["vira"]
+    _, statuses = await _checked(live_server, browser,
+                                 _resigned(deal={"hands": hands, "vira": vira}))
+    assert statuses["deal"] == "fail"
+    assert statuses["signature"] == statuses["deck"] == statuses["dealer"] == "pass"
+
+
+async def test_a_drawn_dealer_that_is_not_the_draws_fails(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a mutation audit: the first hand's dealer, drawn from the seed, was never compared
+    record = load_vectors("hand.json")["record"]
+    assert record["dealer"]["by"] == "draw"
+    seat = (record["dealer"]["seat"] + 1) % record["seats"]
+    _, statuses = await _checked(live_server, browser,
+                                 _resigned(dealer={"by": "draw", "seat": seat}))
+    assert statuses["dealer"] == "fail"
+    assert statuses["signature"] == statuses["deck"] == "pass"

@@ -263,3 +263,21 @@ async def test_the_hand_page_lists_a_real_hands_moves(
     await expect(page.get_by_role("list", name="Rodada 1")).to_have_count(1)
     assert not live_server.page_errors
     await page.context.close()
+
+
+async def test_a_round_of_only_covered_cards_ties(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a mutation audit: a round of only covered cards ties (docs/RULE_DECISIONS.md 16); where both
+    # seats cover, moves.js gave it to the stronger face (the 6♥ and the 11♥ here)
+    sample = sample_table(table_id=TABLE, config=MatchConfig(Variant.PAULISTA, 2), hands=1,
+                          seed=3, policy=scripted("covered", "covered"))
+    record = sample.records[0]
+    expected = engine_moves(record)
+    assert [m for m in expected if m[0] == 2] == [
+        [2, 2, 0, "play", "6H"], [2, 3, 1, "play", "JH"], [2, None, None, "round", None]]
+    assert [a.get("covered") for a in record["actions"] if a["do"] == "play"][2:4] == [True, True]
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verify"))
+    assert await page_moves(page, [record]) == [expected]
+    await page.context.close()

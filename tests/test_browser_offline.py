@@ -147,6 +147,8 @@ async def test_a_move_the_clock_overtook_says_so(
     page = await new_page(browser, live_server, PHONE)
     await signup(page, live_server, "relogio_antes")
     moves: list[dict[str, object]] = []
+    seen: list[int] = []  # the highest seq of a table event the page was sent, at each move
+    seqs = [0]
 
     def route(ws: WebSocketRoute) -> None:
         server = ws.connect_to_server()
@@ -155,13 +157,20 @@ async def test_a_move_the_clock_overtook_says_so(
             message = json.loads(text)
             if message["type"] == "action":
                 moves.append(message)
+                seen.append(max(seqs))
                 if len(moves) == 2:  # as if chosen before the first: the seat acted since
                     message["last_seq"] = 1
                     text = json.dumps(message)
             server.send(text)
 
+        def from_server(text: str | bytes) -> None:
+            message = json.loads(text)
+            if message["type"] not in ("welcome", "ack") and isinstance(message.get("seq"), int):
+                seqs.append(message["seq"])
+            ws.send(text)
+
         ws.on_message(from_page)
-        server.on_message(ws.send)
+        server.on_message(from_server)
 
     await page.route_web_socket("**/ws/tables/**", route)
     await create_table(page, "paulista", 2, "training")
@@ -178,3 +187,5 @@ async def test_a_move_the_clock_overtook_says_so(
         "A mesa já tinha agido por você (o relógio) antes desta jogada chegar: nada foi feito,"
         " escolha de novo.")
     assert len(moves) == 2 and moves[0]["hand"] == moves[1]["hand"]
+    # a move says the table as the page saw it: the highest seq it was sent (a mutation audit)
+    assert moves[0].get("last_seq") == seen[0] > 0, (moves[0], seen)

@@ -453,3 +453,84 @@ async def test_the_browsers_signature_check_refuses_small_order_keys_as_pynacl_d
         " await f.ed25519Verify(h(args[2]), h(args[3]), new Uint8Array(0))];",
         identity, forged, rfc_key, rfc_sig)
     assert verdicts == [False, True]
+
+
+async def test_the_browsers_seed_chain_check_refuses_an_anchor_with_a_bad_signature(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a mutation audit: an anchor carrying the house's key but a signature that does not verify
+    # counted as the house's
+    from verifier.samples import sample_table
+
+    sample = sample_table(table_id="mesa-js", config=view_config(), hands=1, seed=2)
+    anchor = sample.anchor_statement
+    flipped = f"{int(anchor['signature'][:2], 16) ^ 1:02x}{anchor['signature'][2:]}"
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verificador"))
+    check = "return await f.seedChainCheck(args[0], args[1], [args[2]]);"
+    # the genuine anchor: the seed reaches it
+    verdict = await _fairness(page, check, sample.records[0], [anchor], anchor["public_key"])
+    assert verdict["status"] == "pass", verdict
+    verdict = await _fairness(page, check, sample.records[0],
+                              [{**anchor, "signature": flipped}], anchor["public_key"])
+    assert verdict["status"] == "fail", verdict
+    assert "tem uma assinatura que não confere" in verdict["detail"]
+
+
+async def test_the_browsers_signature_check_refuses_a_small_order_r_as_pynacl_does(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a mutation audit: a signature whose R is the identity, S = k·a, verifies for WebCrypto (S·B
+    # = R + k·A) by the key's own holder for any message; libsodium refuses it, so must the page
+    import hashlib
+
+    import nacl.exceptions
+    import nacl.signing
+    import pytest
+
+    from verifier.samples import TEST_KEY_SEED
+
+    order = 2**252 + 27742317777372353535851937790883648493  # L, the group's order
+    digest = hashlib.sha512(TEST_KEY_SEED).digest()
+    a = (int.from_bytes(digest[:32], "little") & ((1 << 254) - 8)) | (1 << 254)
+    public = bytes(nacl.signing.SigningKey(TEST_KEY_SEED).verify_key)
+    message = b"any"
+    identity = bytes.fromhex("01" + "00" * 31)
+    k = int.from_bytes(hashlib.sha512(identity + public + message).digest(), "little") % order
+    forged = identity + (k * a % order).to_bytes(32, "little")
+    with pytest.raises((nacl.exceptions.BadSignatureError, ValueError)):
+        nacl.signing.VerifyKey(public).verify(message, forged)
+    page = await new_page(browser, live_server)
+    await page.goto(live_server.url("/verificador"))
+    verdict = await _fairness(
+        page, "const h = f.hexToBytes;"
+        " return await f.ed25519Verify(h(args[0]), h(args[1]), new TextEncoder().encode('any'));",
+        public.hex(), forged.hex())
+    assert verdict is False
+
+
+async def test_entropy_is_sent_once_for_a_hand_until_it_is_answered(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    # a mutation audit: a snapshot, or the same hand committed again (a server restart), before
+    # the answer to my entropy sent it again
+    me = "entropia_uma_vez"
+    playing = table_json(me)
+
+    def hello() -> list[str]:
+        return [welcome(playing, 1), snapshot(playing, 1, hand_info(1, "entropy", []), None)]
+
+    server = Scripted([hello])  # my entropy is never answered
+    page = await new_page(browser, live_server)
+    await signup(page, live_server, me)
+    await page.route_web_socket("**/ws/tables/**", server.route)
+    await page.goto(live_server.url(f"/t/{TABLE_ID}"))
+    await until(lambda: any(m["type"] == "entropy" for _, m in server.sent), seconds=5)
+    [ws] = server.routes
+    ws.send(snapshot(playing, 1, hand_info(1, "entropy", []), None))
+    ws.send(commitment(1, 2))
+    # both taken in: a later numbered event shows
+    ws.send(json.dumps({"type": "absent", "seq": 3, "seat": 0, "absent": True, "automatic": 1}))
+    await expect(page.get_by_role("button", name="Estou de volta")).to_be_visible()
+    entropy = [m for _, m in server.sent if m["type"] == "entropy"]
+    assert [m["hand"] for m in entropy] == [1], entropy

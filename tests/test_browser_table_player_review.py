@@ -404,6 +404,8 @@ async def test_covering_a_card_says_it_is_public_after_the_hand(
     page = await open_table(live_server, browser, table, "cobre_eu")
     note = page.locator("#cover-note")
     await expect(note).to_be_hidden()  # round 1: nothing can be covered
+    await expect(page.get_by_role("button", name="Jogar 3 de paus")).to_be_enabled()
+    await expect(page.locator('#my-hand button[data-action="cover"]')).to_have_count(0)
     await page.get_by_role("button", name="Jogar 3 de paus").click()
     cover = page.get_by_role("button", name="Cobrir 4 de ouros (jogar virada, não vale nada)")
     words = ("Carta coberta: fica escondida durante a mão, mas aparece no registro público da mão"
