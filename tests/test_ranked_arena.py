@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.ranked.arena import REMATCH_WAIT, Arena, ArenaError
+from server.ranked.arena import REMATCH_WAIT, Arena, ArenaError, Entrant
 
 START = 1_800_000_000.0
 END = START + 3600.0
@@ -156,6 +156,16 @@ def test_two_v_two_tables_balance_by_standing() -> None:
     a = a.finish(table.id, 0, START + 100)
     assert [s.points for s in a.standings()] == [2, 2, 0, 0]
     assert {s.player for s in a.standings()[:2]} == {1, 4}
+
+
+def test_equal_points_and_wins_rank_the_fewer_games_first() -> None:
+    # points, then wins, then fewer games, then join order: player 1 joined first but needed
+    # one game more for the same points and wins
+    a = Arena(START, END, entrants=(
+        Entrant(1, 1500, seq=0, points=2, wins=1, games=2),
+        Entrant(2, 1500, seq=1, points=2, wins=1, games=1),
+    ))
+    assert [s.player for s in a.standings()] == [2, 1]
 
 
 def test_tables_running_at_the_end_do_not_count_and_the_podium_is_fixed_at_close() -> None:

@@ -205,12 +205,14 @@ async def staffed(make_app: Callable[..., web.Application],
 
 async def settle_abandonment(house: House, table: str, users: Sequence[int], forfeit_seat: int,
                              *, hold: bool = True, minutes: int = 10) -> Any:
-    """A ranked 1v1 match on `table` whose player at `forfeit_seat` abandoned just now."""
+    """A ranked match on `table` (1v1, or 2v2 given 4 players) whose player at `forfeit_seat`
+    abandoned just now."""
     ref = f"ranked:{table}:1"
     if hold:
         await ledger.hold_stakes(house.pool, ref, users, 50)
     return await settle_match(
-        house.pool, table_id=table, match_number=1, kind=TableKind.RANKED, variant=P, seats=2,
+        house.pool, table_id=table, match_number=1, kind=TableKind.RANKED, variant=P,
+        seats=len(users),
         users_by_seat=users, termination=Termination.ABANDONMENT,
         winner_team=1 - forfeit_seat % 2, forfeit_seat=forfeit_seat, restart_overlap=False,
         evidence=EVIDENCE, started_at=house.now() - timedelta(minutes=minutes),
@@ -344,6 +346,16 @@ async def test_paused_or_broke_players_cannot_queue(house: House) -> None:
     assert resp.status == 409 and (await resp.json())["error"] == "insufficient_chips"
 
 
+async def test_a_balance_of_exactly_the_stake_may_queue(house: House) -> None:
+    ana, bia = await house.players("ana", "bia")
+    stake = house.app[RANKED_SETTINGS].stake
+    await ledger.hold_stakes(house.pool, "ranked:00000000000000b4:1", [ana.id, bia.id],
+                             ledger.STARTING_GRANT - stake)
+    assert await ledger.balance(house.pool, ana.id) == stake
+    # `insufficient_chips` is fewer chips than the stake: the last stake may still be played
+    status = await ana.json("/api/ranked/queue", {"variant": "paulista", "seats": 2})
+    assert status["queue"]["state"] == "queued"
+
 
 async def test_one_place_at_a_time_and_a_duo_needs_an_eligible_partner(house: House) -> None:
     ana, bia, caio = await house.players("ana", "bia", "caio")
@@ -384,6 +396,14 @@ async def test_settle_match_pays_rates_and_records_once(house: House) -> None:
     won = await ratings.rating_of(house.pool, ana.id, P, 2)
     assert won.rating > 1500
     assert await house.pool.fetchval("SELECT count(*) FROM ranked_rating_history") == 2
+
+
+async def test_a_2v2_abandonment_is_recorded_against_the_seat_that_left(house: House) -> None:
+    ana, bia, caio, duda = await house.players("ana", "bia", "caio", "duda")
+    settled = await settle_abandonment(house, TABLE, [ana.id, bia.id, caio.id, duda.id], 2)
+    # caio (seat 2) left; his partner ana (seat 0) played on: the record is caio's, not hers
+    assert settled.record is not None and settled.record.user_id == caio.id
+    assert await house.pool.fetchval("SELECT count(*) FROM ranked_abandonments") == 1
 
 
 async def test_a_cancelled_match_is_refunded_and_not_rated(house: House) -> None:

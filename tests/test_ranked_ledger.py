@@ -132,6 +132,17 @@ async def test_two_v_two_split_and_hold_retry(pool: asyncpg.Pool) -> None:
     await assert_books_balance(pool, 4)
 
 
+async def test_a_repeated_hold_must_name_the_same_players_and_stake(pool: asyncpg.Pool) -> None:
+    seats = await make_users(pool, 4)
+    await ledger.hold_stakes(pool, "duo-8", seats, 50)
+    books = await snapshot(pool)
+    # the same pot (2 x 100 = 4 x 50) from other players is another movement, not a retry
+    with pytest.raises(LedgerError) as err:
+        await ledger.hold_stakes(pool, "duo-8", seats[:2], 100)
+    assert err.value.code == "conflict"
+    assert await snapshot(pool) == books
+
+
 def test_split_hands_out_the_remainder_in_the_order_given() -> None:
     assert ledger.split(200, [7, 3]) == {7: 100, 3: 100}
     assert ledger.split(301, [7, 3]) == {7: 151, 3: 150}

@@ -69,6 +69,18 @@ async def test_idle_days_grow_the_deviation_before_the_next_match(
     assert ratings.idle_periods(AT, AT + timedelta(hours=23)) == 0
 
 
+async def test_every_rated_match_moves_the_idle_clock(pool: asyncpg.Pool) -> None:  # noqa: F811
+    ana, bia, caio = await make_users(pool, 3)
+    await ratings.rate_match(pool, "first", P, 2, ([ana], [bia]), 0, AT)
+    later = AT + timedelta(days=5)
+    await ratings.rate_match(pool, "second", P, 2, ([ana], [caio]), 1, later)
+    # idle periods count from the latest match, not the first
+    last = await pool.fetchval(
+        "SELECT last_played_at FROM ranked_ratings WHERE user_id = $1 AND variant = 'paulista' "
+        "AND seats = 2", ana)
+    assert last == later
+
+
 async def test_reversal_gives_back_the_rating_change_once(pool: asyncpg.Pool) -> None:  # noqa: F811
     ana, bia = await make_users(pool, 2)
     (_, lost) = await ratings.rate_match(pool, "m", P, 2, ([ana], [bia]), 0, AT)
