@@ -386,27 +386,34 @@ async def test_an_entropy_window_replaced_by_a_reload_does_not_deal(
         await ana.close()
 
 
+async def started_four(live: Live, people: Sequence[Player]) -> tuple[TableActor, list[FakeConn]]:
+    """A Paulista 2x2 private table of `people` (the first its owner), each on a FakeConn that
+    said hello, started and settled: its first hand collects entropy."""
+    tid = (await create_table(people[0], "paulista", 4, "private"))["id"]
+    actor = live.house.tables[tid]
+    for index, person in enumerate(people[1:], start=1):
+        status, body = await person.post(f"/api/tables/{tid}/join",
+                                         {"invite": actor.invite, "seat": index})
+        assert status == 200, body
+    conns = []
+    for seat in actor.seats:
+        assert seat.user_id is not None
+        conns.append(FakeConn(seat.user_id))
+        await actor.call(lambda c=conns[-1]: actor.open_connection(c))  # type: ignore
+        await actor.call(lambda c=conns[-1]: actor.hello(c, 0, None))  # type: ignore
+    status, body = await people[0].post(f"/api/tables/{tid}/start")
+    assert status == 200, body
+    await settle(actor)
+    return actor, conns
+
+
 async def test_contributions_queued_together_are_taken_together(
         make_app: AppFactory, aiohttp_client: Callable[..., Any], vclock: VirtualClock) -> None:
     live = await start_live(make_app, aiohttp_client, vclock)
     people = await players(live.base, "ana", "bia", "cris", "duda")
     try:
-        tid = (await create_table(people[0], "paulista", 4, "private"))["id"]
-        actor = live.house.tables[tid]
-        invite = actor.invite
-        for seat, person in enumerate(people[1:], start=1):
-            status, body = await person.post(f"/api/tables/{tid}/join",
-                                             {"invite": invite, "seat": seat})
-            assert status == 200, body
-        conns = []
-        for seat in actor.seats:
-            assert seat.user_id is not None
-            conns.append(FakeConn(seat.user_id))
-            await actor.call(lambda c=conns[-1]: actor.open_connection(c))  # type: ignore
-            await actor.call(lambda c=conns[-1]: actor.hello(c, 0, None))  # type: ignore
-        status, body = await people[0].post(f"/api/tables/{tid}/start")
-        assert status == 200, body
-        await settle(actor)
+        actor, conns = await started_four(live, people)
+        tid = actor.id
         assert actor.hand is not None and actor.hand.phase is HandPhase.ENTROPY
         fault = Fault(live, lambda s: False)
         for conn in conns:
@@ -451,21 +458,8 @@ async def test_a_refused_signal_never_reaches_the_partner(
     live = await start_live(make_app, aiohttp_client, vclock)
     people = await players(live.base, "ana", "bia", "cris", "duda")
     try:
-        tid = (await create_table(people[0], "paulista", 4, "private"))["id"]
-        actor = live.house.tables[tid]
-        for seat, person in enumerate(people[1:], start=1):
-            status, body = await person.post(f"/api/tables/{tid}/join",
-                                             {"invite": actor.invite, "seat": seat})
-            assert status == 200, body
-        conns = []
-        for holder in actor.seats:
-            assert holder.user_id is not None
-            conns.append(FakeConn(holder.user_id))
-            await actor.call(lambda c=conns[-1]: actor.open_connection(c))  # type: ignore
-            await actor.call(lambda c=conns[-1]: actor.hello(c, 0, None))  # type: ignore
-        status, body = await people[0].post(f"/api/tables/{tid}/start")
-        assert status == 200, body
-        await settle(actor)
+        actor, conns = await started_four(live, people)
+        tid = actor.id
         assert actor.status is TableStatus.PLAYING and actor.hand is not None
         fault = Fault(live, starts("INSERT INTO live_signals"))
         conns[2].out.clear()

@@ -2298,9 +2298,13 @@ function previousRound(hand) {
   }
   const index = ended.rounds.length - 1;
   if (index < 0) return null;
-  const r = ended.rounds[index];
-  return roundItem(index, [`${lead}${index + 1}ª rodada: `, el("strong", {}, r.tied ? "empate" : `${seatName(r.winner_seat)} ganhou`)],
-    r.plays, last.v, "round previous");
+  return roundItem(index, [`${lead}${index + 1}ª rodada: `, roundWinner(ended.rounds[index])], ended.rounds[index].plays,
+    last.v, "round previous");
+}
+
+/** Who took a finished round, or that it tied. */
+function roundWinner(round) {
+  return el("strong", {}, round.tied ? "empate" : `${seatName(round.winner_seat)} ganhou`);
 }
 
 /** A round's line: its title, then its cards with who played each. */
@@ -2311,8 +2315,7 @@ function roundItem(index, title, plays, v, className = "round") {
 
 /** A hand's finished rounds, each with its cards and who won it (the board, the hand's summary). */
 function playedRounds(hand, v) {
-  return hand.rounds.map((r, i) => roundItem(i,
-    [`${i + 1}ª rodada: `, el("strong", {}, r.tied ? "empate" : `${seatName(r.winner_seat)} ganhou`)], r.plays, v));
+  return hand.rounds.map((r, i) => roundItem(i, [`${i + 1}ª rodada: `, roundWinner(r)], r.plays, v));
 }
 
 function playFace(play, v) {
