@@ -977,24 +977,32 @@ class EmbeddedWatch:
 PRUNE_EVERY = 3600.0  # seconds between two prunings of the accounts' old rows
 
 
-async def _pruning(app: web.Application) -> AsyncIterator[None]:
-    """Old login and sign-up attempts and expired sessions are deleted once an hour (from a
-    minute after the start), in the background, and so are the rows of recorded hands an
-    older house kept (`prune_recorded_rows`) and the seat events of matches that ended a month
-    ago (`prune_seat_events`); a failure is logged and tried again later."""
+async def prune_once(app: web.Application) -> dict[str, int]:
+    """One pruning: old login and sign-up attempts and expired sessions, the rows of recorded
+    hands an older house kept (`prune_recorded_rows`), the seat events of matches that ended a
+    month ago (`prune_seat_events`), and the addresses' limits with nothing left to count
+    (`forget_addresses`). How many of each went."""
     from server.live.recovery import (  # (server.live builds on this module)
         prune_recorded_rows,
         prune_seat_events,
     )
 
+    gone = await accounts.prune(app[POOL])
+    gone |= await prune_recorded_rows(app[POOL])
+    gone["seat_events"] = await prune_seat_events(app[POOL])
+    gone["addresses"] = forget_addresses(app, app[CLOCK].now())
+    return gone
+
+
+async def _pruning(app: web.Application) -> AsyncIterator[None]:
+    """`prune_once` once an hour (from a minute after the start), in the background; a failure
+    is logged and tried again later."""
+
     async def run() -> None:
         await asyncio.sleep(60.0)
         while True:
             try:
-                gone = await accounts.prune(app[POOL])
-                gone |= await prune_recorded_rows(app[POOL])
-                gone["seat_events"] = await prune_seat_events(app[POOL])
-                gone["addresses"] = forget_addresses(app, app[CLOCK].now())
+                gone = await prune_once(app)
                 if any(gone.values()):
                     log.info("pruned", extra=gone)
             except (asyncpg.PostgresError, *DATABASE_UNREACHABLE) as exc:
