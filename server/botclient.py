@@ -628,6 +628,11 @@ class BotSeat:
         benchmark's moves.)"""
         return any(kind == "action" for kind, *_ in self._inflight.values())
 
+    def _may_move(self, view: Json) -> bool:
+        """`view` offers a move this seat has not made yet: caught up, its last move answered."""
+        return (bool(view.get("legal")) and self._acted_seq != self.last_seq
+                and self.last_seq >= self._replay_to and not self._moving())
+
     def _new_id(self) -> int:
         self._next_id += 1
         return self._next_id
@@ -638,8 +643,7 @@ class BotSeat:
         """Schedule a move when the view offers one; the move reads the newest view."""
         if self.sleeper or self.finished or self.run.stopping or self.view is None:
             return
-        if (not self.view.get("legal") or self._acted_seq == self.last_seq
-                or self.last_seq < self._replay_to or self._moving()):
+        if not self._may_move(self.view):
             return
         if self._turn is None or self._turn.done():
             self._turn = asyncio.create_task(self._act_after(self.pace))
@@ -648,9 +652,8 @@ class BotSeat:
         if delay > 0:
             await asyncio.sleep(delay)
         view, view_hand = self.view, self.view_hand
-        if (view is None or view_hand is None or not view.get("legal")
-                or self._acted_seq == self.last_seq or self.last_seq < self._replay_to
-                or self.finished or self.run.stopping or self._moving()):
+        if (view is None or view_hand is None or not self._may_move(view)
+                or self.finished or self.run.stopping):
             return
         try:
             action = choose_action(view, self.rng)

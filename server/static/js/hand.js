@@ -5,7 +5,7 @@ import {
   scorePoints, seenCommitment, teamLetter, teamSeats, VARIANT_NAME,
 } from "./common.js";
 import { commitmentSeenCheck, seedChainCheck, UnreadableError, verifyHandRecord } from "./fairness.js";
-import { handMoves, RULES } from "./moves.js";
+import { handMoves, RULES, specialHandOf } from "./moves.js";
 
 const root = document.getElementById("hand-root");
 const tableId = root.dataset.tableId;
@@ -204,9 +204,9 @@ function scoreNote(r, sides) {
 function specialHand(r) {
   const rules = RULES[r.variant];
   if (!rules?.special || !Array.isArray(r.score_before)) return "";
-  const at = r.score_before.map((points) => points === rules.special);
-  if (at[0] && at[1]) return `; mão de ferro: às cegas, vale ${rules.ladder[0]}`;
-  return at[0] || at[1] ? `; ${rules.specialName}: vale ${rules.specialValue} se jogada` : "";
+  const { ferro, team } = specialHandOf(r.variant, r.score_before);
+  if (ferro) return `; mão de ferro: às cegas, vale ${rules.ladder[0]}`;
+  return team !== null ? `; ${rules.specialName}: vale ${rules.specialValue} se jogada` : "";
 }
 
 function renderDetails(result, text, { mine, recordUrl, pinned, played }, checks) {

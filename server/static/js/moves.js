@@ -48,6 +48,14 @@ function pointsText(points) {
  * Throws on an action the hand cannot have had (a card the seat does not hold): the caller then
  * lists the actions as written (the `replay` check, on the command line, says why).
  */
+/** The special hand a match score makes (RULES.md): `ferro` when both teams are at the special
+ * score, else `team`, the one at onze / dez (null: a plain hand; Argentino has none). */
+export function specialHandOf(variant, score) {
+  const at = score.map((points) => points === RULES[variant].special);
+  const ferro = at[0] && at[1];
+  return { ferro, team: !ferro && (at[0] || at[1]) ? at.indexOf(true) : null };
+}
+
 export function handMoves(record, names) {
   const v = record.variant;
   const rules = RULES[v];
@@ -55,9 +63,7 @@ export function handMoves(record, names) {
   const seats = record.seats;
   const hands = record.deal.hands;
   const strength = strengthOf(v, record.deal.vira);
-  const atSpecial = record.score_before.map((points) => points === rules.special);
-  const ferro = atSpecial[0] && atSpecial[1];
-  const specialTeam = !ferro && (atSpecial[0] || atSpecial[1]) ? atSpecial.indexOf(true) : null;
+  const { ferro, team: specialTeam } = specialHandOf(v, record.score_before);
   // one voter per team (1x1), or the first answer is the team's: no vote, the answer itself
   const voting = seats === 4 && record.mode === "vote";
   const hand = {

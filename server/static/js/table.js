@@ -553,8 +553,7 @@ function handle(message) {
         state.signalsSent.delete(message.id);
         const note = $("signal-sent");
         // the server keeps a signal for a disconnected partner until they come back in this hand
-        const partner = seated() ? state.table?.players?.[(state.seat + 2) % 4] : null;
-        const away = Boolean(partner) && partner.name !== null && !partner.bot && partner.connected === false;
+        const away = partnerAway();
         note.textContent = away
           ? `Sinal guardado: “${label}”. O parceiro está desconectado e o verá se voltar ainda nesta mão.`
           : `Sinal enviado ao parceiro: “${label}”.`;
@@ -1078,6 +1077,18 @@ function showError(text, { sticky = false } = {}) {
 
 function teamOf(seat) {
   return seat % 2;
+}
+
+/** My partner's seat entry at a 2x2 table (null for a spectator). */
+function partnerOf() {
+  return seated() ? state.table?.players?.[(state.seat + 2) % 4] ?? null : null;
+}
+
+/** My partner is a person whose connection is gone (the server keeps their signals, and counts
+ * their pending vote as a decline, RULES.md). */
+function partnerAway() {
+  const partner = partnerOf();
+  return Boolean(partner) && partner.name !== null && !partner.bot && partner.connected === false;
 }
 
 /** Am I seated (not a spectator)? */
@@ -2192,10 +2203,9 @@ function renderTurn(view) {
   if (mine.length && mine[0].team_vote) {
     // both partners voted, differently: each may still change their vote until the clock ends;
     // a disconnected partner's vote counts as decline (RULES.md): nobody to agree with but them
-    const partner = state.table?.players?.find((p) => p.seat === (state.seat + 2) % 4);
-    if (partner && partner.name !== null && !partner.bot && partner.connected === false) {
+    if (partnerAway()) {
       const arg = variant() === "argentino";
-      setLive(node, `${seatName(partner.seat)} está desconectado e o voto dele conta como ${arg ? "no quiero" : "correr"}: `
+      setLive(node, `${seatName((state.seat + 2) % 4)} está desconectado e o voto dele conta como ${arg ? "no quiero" : "correr"}: `
         + `se ele não voltar e votar como você, a dupla ${arg ? "diz no quiero" : "corre"} em `, clockSpan("my-clock", mine[0].deadline_ms));
     } else {
       setLive(node, "A sua dupla discorda: combinem o voto — ", clockSpan("my-clock", mine[0].deadline_ms));
@@ -2412,7 +2422,7 @@ function renderActions(view) {
 
 function renderSignals() {
   // a server bot partner ignores signals: nothing to offer then
-  const partner = seated() ? state.table?.players?.[(state.seat + 2) % 4] : null;
+  const partner = partnerOf();
   const show = state.view?.seats === 4 && seated() && state.signals.length > 0 && !state.refused
     && !partner?.bot && Boolean(state.view?.hand) && !state.view.hand.result;
   $("signals-box").hidden = !show;
